@@ -1,0 +1,94 @@
+"""What the core asks the world to do or to record. Produced, never consumed, by the core."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+import chess
+
+
+class Colour(enum.IntEnum):
+    """Square LED colours; the values are the wire codes of the firmware protocol."""
+
+    OFF = 0
+    RED = 1  # an error: where a piece must leave, or an illegal destination
+    GREEN = 2  # where a piece must go back to
+    BLUE = 3  # the touched piece that must move (touch-move)
+    YELLOW = 4  # candidates to choose between (ambiguous capture)
+    WHITE = 5  # results: the mated king, both kings on a draw
+    ORANGE = 6  # a suspect or unexplained square
+
+
+class Blink(enum.IntEnum):
+    STEADY = 0
+    SLOW = 1
+    FAST = 2
+
+
+class Buzzer(enum.IntEnum):
+    SILENT = 0
+    CHIRP = 1  # a short beep: an alert was raised
+    ALARM = 2  # repeated beeps: an alert that needs the arbiter now
+    RESULT = 3  # a long tone: the game ended
+
+
+@dataclass(frozen=True, slots=True)
+class SquareLight:
+    square: chess.Square
+    colour: Colour
+    blink: Blink = Blink.STEADY
+
+
+@dataclass(frozen=True, slots=True)
+class StatusLights:
+    """The Pi's own status LEDs."""
+
+    white_to_move: bool = False
+    black_to_move: bool = False
+    alert: Blink | None = None  # None: off
+    game_over: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class LedFrame:
+    """Everything the LEDs show at time t; squares not listed are dark."""
+
+    t: float
+    squares: tuple[SquareLight, ...]
+    status: StatusLights
+    buzzer: Buzzer = Buzzer.SILENT
+
+
+@dataclass(frozen=True, slots=True)
+class MoveMade:
+    t: float
+    ply: int
+    move: chess.Move
+    san: str
+    fen_after: str
+
+
+@dataclass(frozen=True, slots=True)
+class Alert:
+    t: float
+    code: str
+    side: chess.Color | None
+    squares: tuple[chess.Square, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AlertCleared:
+    t: float
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class GameOver:
+    t: float
+    result: str  # "1-0", "0-1", "1/2-1/2"
+    termination: str  # "checkmate", "stalemate", ... (see the sensor-log spec)
+
+
+Effect = MoveMade | Alert | AlertCleared | LedFrame | GameOver

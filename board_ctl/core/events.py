@@ -1,0 +1,90 @@
+"""What the board, the clock and the buttons report. Time arrives inside each event.
+
+Squares are python-chess square numbers (0 = a1 .. 63 = h8); sides are python-chess
+colours (True = white).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import chess
+
+
+@dataclass(frozen=True, slots=True)
+class Lifted:
+    """A square's sensor went from occupied to empty (raw, not debounced)."""
+
+    t: float
+    square: chess.Square
+
+
+@dataclass(frozen=True, slots=True)
+class Placed:
+    """A square's sensor went from empty to occupied (raw, not debounced)."""
+
+    t: float
+    square: chess.Square
+
+
+@dataclass(frozen=True, slots=True)
+class ClockPressed:
+    """A side pressed its clock lever, ending its turn."""
+
+    t: float
+    side: chess.Color
+
+
+@dataclass(frozen=True, slots=True)
+class PromotionChosen:
+    """The promotion selector was set to a piece type (QUEEN, ROOK, BISHOP, KNIGHT)."""
+
+    t: float
+    piece: chess.PieceType
+
+
+@dataclass(frozen=True, slots=True)
+class Resigned:
+    t: float
+    side: chess.Color
+
+
+@dataclass(frozen=True, slots=True)
+class DrawOffered:
+    t: float
+    side: chess.Color
+
+
+@dataclass(frozen=True, slots=True)
+class DrawAccepted:
+    t: float
+    side: chess.Color
+
+
+@dataclass(frozen=True, slots=True)
+class DrawClaimed:
+    """A claim of threefold repetition or of the fifty-move rule."""
+
+    t: float
+    side: chess.Color
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """A full scan of the board: the bitboard of occupied squares."""
+
+    t: float
+    occupied: chess.Bitboard
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """Time passes with nothing reported (lets timers fire in a live service)."""
+
+    t: float
+
+
+Event = (
+    Lifted | Placed | ClockPressed | PromotionChosen | Resigned | DrawOffered
+    | DrawAccepted | DrawClaimed | Snapshot | Tick
+)

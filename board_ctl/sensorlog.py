@@ -1,0 +1,208 @@
+"""The sensor log: JSON Lines of raw board events (see shared/spec/sensor-log.md).
+
+Reading never stops at a bad line: each one becomes a `SensorLogError` carrying its
+line number, and the rest of the log is still read.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+import chess
+
+from board_ctl.core import events as ev
+from board_ctl.errors import SensorLogError
+
+SIDES = {"white": chess.WHITE, "black": chess.BLACK}
+SIDE_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
+PROMOTION_PIECES = {"q": chess.QUEEN, "r": chess.ROOK, "b": chess.BISHOP, "n": chess.KNIGHT}
+
+
+@dataclass(frozen=True)
+class StartInfo:
+    """The optional first line: starting position, time control and PGN tags."""
+
+    fen: str = chess.STARTING_FEN
+    time_control: str | None = None
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class SensorLog:
+    start: StartInfo
+    events: list[ev.Event]
+    errors: list[SensorLogError]
+
+
+def _square(obj: dict[str, Any], key: str = "sq") -> chess.Square:
+    name = obj.get(key)
+    if not isinstance(name, str) or name.lower() not in chess.SQUARE_NAMES:
+        raise ValueError(f"{key!r} must be a square name such as \"e4\", not {name!r}")
+    return chess.parse_square(name.lower())
+
+
+def _side(obj: dict[str, Any]) -> chess.Color:
+    name = obj.get("side")
+    if name not in SIDES:
+        raise ValueError(f"'side' must be \"white\" or \"black\", not {name!r}")
+    return SIDES[name]
+
+
+def _start(obj: dict[str, Any]) -> StartInfo:
+    fen = obj.get("fen", chess.STARTING_FEN)
+    if not isinstance(fen, str):
+        raise ValueError("'fen' must be a string")
+    try:
+        board = chess.Board(fen)
+    except ValueError as exc:
+        raise ValueError(f"bad FEN {fen!r}: {exc}") from None
+    if not board.is_valid():
+        raise ValueError(f"FEN {fen!r} is not a legal position ({board.status()!r})")
+    tc = obj.get("time_control")
+    if tc is not None and not isinstance(tc, str):
+        raise ValueError("'time_control' must be a string such as \"5400+30\"")
+    tags = obj.get("tags", {})
+    if not isinstance(tags, dict) or not all(isinstance(v, str) for v in tags.values()):
+        raise ValueError("'tags' must be an object of strings")
+    return StartInfo(fen=board.fen(), time_control=tc, tags=dict(tags))
+
+
+def _snapshot(obj: dict[str, Any], t: float) -> ev.Snapshot:
+    names = obj.get("occupied")
+    if not isinstance(names, list):
+        raise ValueError("'occupied' must be a list of square names")
+    bits = 0
+    for name in names:
+        bits |= chess.BB_SQUARES[_square({"sq": name})]
+    return ev.Snapshot(t, bits)
+
+
+_PARSERS = {
+    "lift": lambda o, t: ev.Lifted(t, _square(o)),
+    "place": lambda o, t: ev.Placed(t, _square(o)),
+    "clock": lambda o, t: ev.ClockPressed(t, _side(o)),
+    "resign": lambda o, t: ev.Resigned(t, _side(o)),
+    "draw-offer": lambda o, t: ev.DrawOffered(t, _side(o)),
+    "draw-accept": lambda o, t: ev.DrawAccepted(t, _side(o)),
+    "claim": lambda o, t: ev.DrawClaimed(t, _side(o)),
+    "snapshot": _snapshot,
+}
+
+
+def _promote(obj: dict[str, Any], t: float) -> ev.PromotionChosen:
+    piece = obj.get("piece")
+    if not isinstance(piece, str) or piece.lower() not in PROMOTION_PIECES:
+        raise ValueError(f"'piece' must be one of q, r, b, n, not {piece!r}")
+    return ev.PromotionChosen(t, PROMOTION_PIECES[piece.lower()])
+
+
+_PARSERS["promote"] = _promote
+
+
+def parse_line(text: str, line: int) -> ev.Event | StartInfo | None:
+    """One log line as an event (or StartInfo); None for a blank line."""
+    if not text.strip():
+        return None
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SensorLogError(f"not valid JSON ({exc.msg} at column {exc.colno})", line) from None
+    if not isinstance(obj, dict):
+        raise SensorLogError("not a JSON object", line)
+    kind = obj.get("ev")
+    t = obj.get("t", 0.0 if kind == "start" else None)
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
+        raise SensorLogError(f"'t' must be a non-negative number of seconds, not {t!r}", line)
+    try:
+        if kind == "start":
+            return _start(obj)
+        parser = _PARSERS.get(kind)  # type: ignore[arg-type]
+        if parser is None:
+            raise ValueError(f"unknown event {kind!r}")
+        return parser(obj, float(t))
+    except ValueError as exc:
+        raise SensorLogError(str(exc), line) from None
+
+
+def iter_sensor_log(
+    lines: Iterable[str],
+) -> Iterator[tuple[int, ev.Event | StartInfo | SensorLogError]]:
+    """Yield (line number, event or StartInfo or error) for every non-blank line."""
+    last_t = 0.0
+    for number, text in enumerate(lines, start=1):
+        try:
+            item = parse_line(text, number)
+        except SensorLogError as exc:
+            yield number, exc
+            continue
+        if item is None:
+            continue
+        if isinstance(item, StartInfo):
+            if number != 1:
+                yield number, SensorLogError("'start' is only allowed on the first line", number)
+                continue
+        elif item.t < last_t:
+            yield number, SensorLogError(
+                f"time goes backwards ({item.t} after {last_t}); line skipped", number
+            )
+            continue
+        else:
+            last_t = item.t
+        yield number, item
+
+
+def read_sensor_log(stream: IO[str] | Iterable[str]) -> SensorLog:
+    start = StartInfo()
+    events: list[ev.Event] = []
+    errors: list[SensorLogError] = []
+    for _, item in iter_sensor_log(stream):
+        if isinstance(item, SensorLogError):
+            errors.append(item)
+        elif isinstance(item, StartInfo):
+            start = item
+        else:
+            events.append(item)
+    return SensorLog(start, events, errors)
+
+
+def event_to_json(event: ev.Event) -> dict[str, Any]:
+    """The sensor-log object for an event (the inverse of `parse_line`)."""
+    t = round(event.t, 6)
+    match event:
+        case ev.Lifted(square=sq):
+            return {"t": t, "ev": "lift", "sq": chess.square_name(sq)}
+        case ev.Placed(square=sq):
+            return {"t": t, "ev": "place", "sq": chess.square_name(sq)}
+        case ev.ClockPressed(side=side):
+            return {"t": t, "ev": "clock", "side": SIDE_NAMES[side]}
+        case ev.PromotionChosen(piece=piece):
+            return {"t": t, "ev": "promote", "piece": chess.piece_symbol(piece)}
+        case ev.Resigned(side=side):
+            return {"t": t, "ev": "resign", "side": SIDE_NAMES[side]}
+        case ev.DrawOffered(side=side):
+            return {"t": t, "ev": "draw-offer", "side": SIDE_NAMES[side]}
+        case ev.DrawAccepted(side=side):
+            return {"t": t, "ev": "draw-accept", "side": SIDE_NAMES[side]}
+        case ev.DrawClaimed(side=side):
+            return {"t": t, "ev": "claim", "side": SIDE_NAMES[side]}
+        case ev.Snapshot(occupied=bits):
+            return {"t": t, "ev": "snapshot",
+                    "occupied": [chess.square_name(s) for s in chess.scan_forward(bits)]}
+    raise TypeError(f"not a sensor-log event: {event!r}")
+
+
+def start_to_json(start: StartInfo) -> dict[str, Any]:
+    obj: dict[str, Any] = {"t": 0.0, "ev": "start", "fen": start.fen}
+    if start.time_control:
+        obj["time_control"] = start.time_control
+    if start.tags:
+        obj["tags"] = start.tags
+    return obj
+
+
+def dumps(obj: dict[str, Any]) -> str:
+    return json.dumps(obj, ensure_ascii=False)
