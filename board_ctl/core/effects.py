@@ -58,6 +58,7 @@ class LedFrame:
     squares: tuple[SquareLight, ...]
     status: StatusLights
     buzzer: Buzzer = Buzzer.SILENT
+    guidance: tuple[tuple[chess.Square, chess.Square], ...] = ()  # (from, to): pieces to move back
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,10 +86,28 @@ class AlertCleared:
 
 
 @dataclass(frozen=True, slots=True)
+class Penalty:
+    """Time given to `to_side` because its opponent broke a rule (FIDE 7.5.5, 9.5.3)."""
+
+    t: float
+    to_side: chess.Color
+    seconds: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something the game record should say that is not an alert (a draw offer, say)."""
+
+    t: float
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class GameOver:
     t: float
     result: str  # "1-0", "0-1", "1/2-1/2"
     termination: str  # "checkmate", "stalemate", ... (see the sensor-log spec)
 
 
-Effect = MoveMade | Alert | AlertCleared | LedFrame | GameOver
+Effect = MoveMade | Alert | AlertCleared | LedFrame | Penalty | Note | GameOver

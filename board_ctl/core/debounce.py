@@ -1,0 +1,70 @@
+"""Per-square debounce: a raw change counts once the square has held it for `settle` s.
+
+Contact bounce (toggles a few ms apart) and the blips of squares a slid piece passes over
+(occupied for tens of ms) never reach the settled state. A real change reaches it
+`settle` seconds after its last raw toggle, which is the only delay debounce adds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import chess
+
+DEFAULT_SETTLE = 0.08
+
+
+@dataclass(frozen=True, slots=True)
+class SettledChange:
+    t: float  # when the square took its final raw state (not when it settled)
+    square: chess.Square
+    occupied: bool
+
+
+class Debouncer:
+    def __init__(self, occupied: chess.Bitboard, settle: float = DEFAULT_SETTLE) -> None:
+        self.settle = settle
+        self.raw = occupied
+        self.settled = occupied
+        self._since: dict[chess.Square, float] = {}  # square -> time of its last raw toggle
+
+    def toggle(self, t: float, square: chess.Square, occupied: bool) -> None:
+        """Record a raw transition. A repeated report of the state it already has is ignored."""
+        bit = chess.BB_SQUARES[square]
+        if bool(self.raw & bit) == occupied:
+            return
+        self.raw ^= bit
+        if bool(self.settled & bit) == occupied:
+            self._since.pop(square, None)  # a bounce back to the settled state: nothing pending
+        else:
+            self._since[square] = t
+
+    def next_deadline(self) -> float | None:
+        return min(self._since.values()) + self.settle if self._since else None
+
+    def advance(self, now: float) -> list[SettledChange]:
+        """The changes that have held for `settle` by `now`, oldest first."""
+        due = sorted(
+            (t, sq) for sq, t in self._since.items() if now - t >= self.settle - 1e-9
+        )
+        return [self._settle(sq, t) for t, sq in due]
+
+    def flush(self) -> list[SettledChange]:
+        """Settle every pending change now (the hand has left the board: a clock press)."""
+        due = sorted((t, sq) for sq, t in self._since.items())
+        return [self._settle(sq, t) for t, sq in due]
+
+    def reset(self, occupied: chess.Bitboard) -> list[SettledChange]:
+        """Take a full scan as the truth; returns the settled squares it changed."""
+        changed = occupied ^ self.settled
+        self.raw = self.settled = occupied
+        self._since.clear()
+        return [
+            SettledChange(0.0, sq, bool(occupied & chess.BB_SQUARES[sq]))
+            for sq in chess.scan_forward(changed)
+        ]
+
+    def _settle(self, square: chess.Square, t: float) -> SettledChange:
+        del self._since[square]
+        self.settled ^= chess.BB_SQUARES[square]
+        return SettledChange(t, square, bool(self.settled & chess.BB_SQUARES[square]))

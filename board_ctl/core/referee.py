@@ -1,0 +1,756 @@
+"""The referee: raw board events in; moves, alerts, LED frames and the result out.
+
+The referee never sees pieces, only which squares are occupied. It keeps the game in a
+python-chess `Board` and explains each settled occupancy as one of:
+
+- the position itself (nothing moved, or a piece was put back);
+- the position after one legal move of the side to move (a move waiting to be completed);
+- a legal move on its way (any subset of its lifts and placements);
+- a legal move followed by the opponent's reply, complete or on its way: the first move
+  is then complete (FIDE 6.2.1: the opponent has started), which is how play without a
+  clock advances;
+- pieces in the mover's hand, or a move attempt that may be illegal (said nothing about
+  before the clock press, FIDE 12.6);
+- none of these: after 1.5 s, a position mismatch (knocked-over or displaced pieces).
+
+A clock press completes the move on the board. Captures leave only their origin changed,
+so the square taken is read from the event history (which candidate square was emptied
+last); when nothing tells two captures apart the referee does not guess: the candidates
+blink until the capturing piece is lifted and put back, or the next move decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import chess
+
+from board_ctl.core import events as ev
+from board_ctl.core.debounce import DEFAULT_SETTLE, Debouncer, SettledChange
+from board_ctl.core.effects import (
+    Alert,
+    AlertCleared,
+    Effect,
+    GameOver,
+    LedFrame,
+    MoveMade,
+    Note,
+    Penalty,
+)
+from board_ctl.core.leds import LedView, led_frame
+from board_ctl.core.profiles import PROFILES, Profile
+from board_ctl.core.shapes import Shape, legal_shapes
+
+MISMATCH_AFTER = 1.5  # s a board may differ unexplained before the alert (spec)
+RELEASED_AFTER = 0.5  # s a legal placement must stand to count as released (FIDE 4.7)
+CLOCK_GRACE = 0.3  # s after a press for a placement or selector skewed behind it (6.2.4)
+GAME_END_HOLD = 1.0  # s a mating or drawing placement must stand to end the game unpressed
+ROOK_FIRST_MARGIN = 0.3  # s: a rook lifted this much before the king was touched first
+
+_NAMES = {chess.WHITE: "White", chess.BLACK: "Black"}
+_Key = tuple[int, int]  # (vacated, filled): the occupancy change that identifies a shape
+
+
+def _squares(bits: chess.Bitboard) -> tuple[chess.Square, ...]:
+    return tuple(chess.scan_forward(bits))
+
+
+def _names(squares: tuple[chess.Square, ...] | list[chess.Square]) -> str:
+    return ", ".join(chess.square_name(s) for s in squares)
+
+
+@dataclass(slots=True)
+class _Position:
+    """A position and the shapes of its legal moves, indexed by occupancy change."""
+
+    board: chess.Board
+    occupied: chess.Bitboard
+    shapes: list[Shape]
+    by_key: dict[_Key, list[Shape]]
+
+    @classmethod
+    def of(cls, board: chess.Board) -> _Position:
+        shapes = legal_shapes(board)
+        by_key: dict[_Key, list[Shape]] = {}
+        for shape in shapes:
+            by_key.setdefault((shape.vacated, shape.filled), []).append(shape)
+        return cls(board, board.occupied, shapes, by_key)
+
+    def full(self, occupied: chess.Bitboard) -> list[Shape]:
+        return self.by_key.get((self.occupied & ~occupied, occupied & ~self.occupied), [])
+
+    def partial(self, occupied: chess.Bitboard) -> bool:
+        emptied, filled = self.occupied & ~occupied, occupied & ~self.occupied
+        return any(s.allows_partial(emptied, filled) for s in self.shapes)
+
+
+@dataclass(slots=True)
+class _Match:
+    """The board showed the position after one of these moves (same occupancy) from `since`."""
+
+    shapes: list[Shape]
+    since: float
+    ends_game: bool | None = None  # computed on first need
+
+    @property
+    def key(self) -> _Key:
+        return (self.shapes[0].vacated, self.shapes[0].filled)
+
+
+@dataclass(slots=True)
+class _Turn:
+    """What happened on the board since the last completed move."""
+
+    position: _Position
+    started: float
+    touched: list[tuple[float, chess.Square]] = field(default_factory=list)
+    last_event_on: dict[chess.Square, float] = field(default_factory=dict)  # raw, for captures
+    lifted_raw: set[chess.Square] = field(default_factory=set)  # raw state: lifted, not back
+    match: _Match | None = None
+    last_match: _Match | None = None  # kept while the board moves on: the opponent may reply
+    left_match_at: float | None = None  # when the board last moved away from a match
+    released: list[_Match] = field(default_factory=list)  # legal placements left after 4.7
+    must_move: chess.Square | None = None  # after an illegal move: 7.5.1 with 4.3
+    ambiguous: list[Shape] | None = None  # a completed capture whose square is unknown
+    promotion: chess.PieceType | None = None
+
+
+class Referee:
+    """Feed it events with `feed`; it returns the effects they cause. Pure and synchronous."""
+
+    def __init__(
+        self,
+        fen: str = chess.STARTING_FEN,
+        profile: Profile = PROFILES["fide"],
+        settle: float = DEFAULT_SETTLE,
+    ) -> None:
+        self.profile = profile
+        self.board = chess.Board(fen)
+        self.start_fen = self.board.fen()
+        self.debouncer = Debouncer(self.board.occupied, settle)
+        self.occupied = self.board.occupied  # settled occupancy
+        self.turn = _Turn(_Position.of(self.board), 0.0)
+        self.alerts: dict[str, Alert] = {}
+        self.result: GameOver | None = None
+        self.illegal_moves = {chess.WHITE: 0, chess.BLACK: 0}
+        self.draw_offer: chess.Color | None = None
+        self.now = 0.0
+        self._unexplained_since: float | None = None
+        self._unexplained_lifts: set[chess.Square] = set()
+        self._clock_decision: float | None = None
+        self._last_frame: LedFrame | None = None
+        self._out: list[Effect] = []
+
+    # ------------------------------------------------------------------ public API
+
+    def feed(self, event: ev.Event) -> list[Effect]:
+        self._advance(event.t)
+        if self.result is None:
+            self._handle(event)
+        return self._drain()
+
+    def finish(self, t: float | None = None) -> list[Effect]:
+        """The log ended (or the service stops): a move left on the board is complete."""
+        t = self.now if t is None else max(t, self.now)
+        self._advance(t)
+        for change in self.debouncer.flush():
+            self._settled(change)
+        if self.result is None:
+            if self._clock_decision is not None:
+                self._decide_clock(t)
+            if self.result is None and self.turn.ambiguous is not None:
+                self._commit(self.turn.ambiguous, t, guess=True)
+            elif self.result is None and self.turn.match is not None:
+                self._complete_match(t, guess=True)
+        return self._drain()
+
+    @property
+    def side_to_move(self) -> chess.Color:
+        return self.board.turn
+
+    # ------------------------------------------------------------------ time
+
+    def _advance(self, t: float) -> None:
+        """Fire, in time order, every timer due by t."""
+        while True:
+            due: list[tuple[float, Callable[[float], None]]] = []
+            deadline = self.debouncer.next_deadline()
+            if deadline is not None:
+                due.append((deadline, self._settle_due))
+            if self.result is None:
+                if self._clock_decision is not None:
+                    due.append((self._clock_decision, self._decide_clock))
+                if self._unexplained_since is not None and "position-mismatch" not in self.alerts:
+                    due.append((self._unexplained_since + MISMATCH_AFTER, self._mismatch))
+                ending = self._game_ending_deadline()
+                if ending is not None:
+                    due.append((ending, self._end_by_placement))
+            if not due:
+                break
+            when, fire = min(due, key=lambda item: item[0])
+            if when > t + 1e-9:
+                break
+            self.now = max(self.now, when)
+            fire(when)
+        self.now = max(self.now, t)
+
+    def _settle_due(self, when: float) -> None:
+        for change in self.debouncer.advance(when):
+            self._settled(change)
+
+    # ------------------------------------------------------------------ events
+
+    def _handle(self, event: ev.Event) -> None:
+        match event:
+            case ev.Lifted(t, square) | ev.Placed(t, square):
+                placed = isinstance(event, ev.Placed)
+                self.turn.last_event_on[square] = t
+                self.debouncer.toggle(t, square, placed)
+                if placed and square in self.turn.lifted_raw:
+                    self._resolve_ambiguity_by_touch(square)
+                    self.turn.lifted_raw.discard(square)
+                elif not placed:
+                    self.turn.lifted_raw.add(square)
+            case ev.ClockPressed(t, side):
+                self._clock(t, side)
+            case ev.PromotionChosen(t, piece):
+                self.turn.promotion = piece
+            case ev.Snapshot(t, occupied):
+                for change in self.debouncer.reset(occupied):
+                    self._settled(SettledChange(t, change.square, change.occupied))
+            case ev.Resigned(t, side):
+                self._complete_for(side, t)
+                if self.result is None:
+                    winner = not side
+                    self._game_over(t, self._win_for(winner), "resignation")
+            case ev.DrawOffered(t, side):
+                self._complete_for(side, t)
+                self.draw_offer = side
+                self._note(t, f"{_NAMES[side]} offers a draw (=)")
+            case ev.DrawAccepted(t, side):
+                self._accept_draw(t, side)
+            case ev.DrawClaimed(t, side):
+                self._claim(t, side)
+            case ev.Tick():
+                pass
+
+    def _complete_for(self, side: chess.Color, t: float) -> None:
+        """A button of the side not to move ends the mover's turn if a move stands."""
+        if side != self.board.turn and self.turn.match is not None:
+            self._complete_match(t)
+
+    # ------------------------------------------------------------------ occupancy
+
+    def _settled(self, change: SettledChange) -> None:
+        if self.result is not None:
+            return
+        bit = chess.BB_SQUARES[change.square]
+        self.occupied = self.occupied | bit if change.occupied else self.occupied & ~bit
+        turn = self.turn
+        if not change.occupied and turn.position.occupied & bit:
+            if all(sq != change.square for _, sq in turn.touched):
+                turn.touched.append((change.t, change.square))
+        self._explain(change.t)
+
+    def _explain(self, t: float) -> None:
+        turn, occupied = self.turn, self.occupied
+        position = turn.position
+        if turn.ambiguous is not None:
+            if occupied == turn.ambiguous[0].after(position.occupied) or self._opponent_started(t):
+                self._explained(t)
+            else:
+                self._unexplained(t)
+            return
+        if occupied == position.occupied:
+            self._leave_match(t)
+            turn.last_match = None
+            self._explained(t)
+            return
+        full = position.full(occupied)
+        if full:
+            if turn.match is None or turn.match.key != (full[0].vacated, full[0].filled):
+                self._leave_match(t)
+                turn.match = turn.last_match = _Match(full, t)
+            self._explained(t)
+            return
+        self._leave_match(t)
+        if position.partial(occupied):
+            if turn.last_match is None or not self._reply_complete(occupied):
+                self._explained(t)
+                return
+        if turn.last_match is not None and self._opponent_started(t):
+            return
+        self._unexplained(t)
+
+    def _leave_match(self, t: float) -> None:
+        match = self.turn.match
+        if match is not None:
+            if t - match.since >= RELEASED_AFTER:
+                self.turn.released.append(match)
+            self.turn.match = None
+            self.turn.left_match_at = t
+
+    def _lines(self) -> list[Shape]:
+        """The completed or standing moves of the mover that the opponent may be answering."""
+        if self.turn.ambiguous is not None:
+            return self.turn.ambiguous
+        return self.turn.last_match.shapes if self.turn.last_match else []
+
+    def _replies(self, shape: Shape) -> _Position:
+        board = self.board.copy(stack=False)
+        board.push(shape.move)
+        return _Position.of(board)
+
+    def _reply_complete(self, occupied: chess.Bitboard) -> bool:
+        """Whether the opponent's reply is complete, not just the mover's move under way.
+
+        A capture in progress (attacker and victim lifted) looks exactly like a capture
+        followed by a capture in reply; only a reply whose own square saw events since
+        the board left the move is believed.
+        """
+        since = self.turn.left_match_at or 0.0
+        seen = self.turn.last_event_on
+        for line in self._distinct(self._lines()):
+            for reply in self._replies(line).full(occupied):
+                if reply.filled or seen.get(reply.captured, -1.0) >= since:  # type: ignore[arg-type]
+                    return True
+        return False
+
+    def _opponent_started(self, t: float) -> bool:
+        """If the board shows the opponent answering a move, that move is complete."""
+        lines = self._lines()
+        fitting = [
+            s for s in lines
+            if (reply := self._replies(s)).full(self.occupied) or reply.partial(self.occupied)
+        ]
+        if not fitting:
+            return False
+        targets = {s.move.to_square for s in fitting}
+        if len(targets) > 1:
+            self.turn.ambiguous = fitting  # still undecided; the reply will tell
+            self._explained(t)
+            return True
+        old = self.turn
+        since = old.last_match.since if old.last_match else t
+        cutoff = old.left_match_at if old.left_match_at is not None else t
+        carried = {sq: when for sq, when in old.last_event_on.items() if when >= cutoff}
+        old.touched = [(when, sq) for when, sq in old.touched if when < cutoff]
+        old.last_event_on = {sq: when for sq, when in old.last_event_on.items() if when < cutoff}
+        self._commit(fitting, since)
+        if self.result is None:
+            # The opponent's lifts so far are the new turn's touches.
+            base = self.turn.position.occupied
+            lifted = base & ~self.occupied
+            self.turn.touched = sorted(
+                (carried.get(sq, t), sq) for sq in _squares(lifted)
+            )
+            self.turn.last_event_on.update(carried)
+            self._explain(t)
+        return True
+
+    def _explained(self, t: float) -> None:
+        if self._unexplained_since is not None:
+            self._unexplained_since = None
+            if "position-mismatch" in self.alerts:
+                self._clear(t, "position-mismatch")
+            else:
+                self._short_wrong_side(t)
+        self._unexplained_lifts = set()
+        if "illegal-move" in self.alerts and self.profile.illegal_at_once:
+            self._clear(t, "illegal-move")
+        if "illegal-move" in self.alerts and self.occupied == self.turn.position.occupied:
+            self._clear(t, "illegal-move")  # the position is reinstated
+
+    def _unexplained(self, t: float) -> None:
+        position = self.turn.position
+        emptied = position.occupied & ~self.occupied
+        filled = self.occupied & ~position.occupied
+        own = position.board.occupied_co[position.board.turn]
+        if not filled and not emptied & ~own:
+            self._explained(t)  # pieces in the mover's hand
+            return
+        if filled and not emptied & ~own and filled.bit_count() <= emptied.bit_count():
+            # A move attempt, perhaps illegal: judged at the clock press (12.6).
+            self._explained(t)
+            if self.profile.illegal_at_once and "illegal-move" not in self.alerts:
+                self._alert(t, "illegal-move", position.board.turn, _squares(emptied | filled),
+                            "this placement is not a legal move; put the piece back")
+            return
+        if self._unexplained_since is None:
+            self._unexplained_since = t
+        self._unexplained_lifts |= set(_squares(emptied & ~own))
+
+    def _short_wrong_side(self, t: float) -> None:
+        """An opponent's piece lifted and put back before the mismatch alert: touched out of turn."""
+        board = self.turn.position.board
+        touched = [sq for sq in self._unexplained_lifts if board.color_at(sq) == (not board.turn)]
+        if touched and self.occupied & chess.BB_SQUARES[touched[0]]:
+            side = not board.turn
+            self._alert(t, "wrong-side", side, tuple(touched),
+                        f"{_NAMES[side]} lifted a piece on {_NAMES[board.turn]}'s turn")
+            self._clear(t, "wrong-side")
+
+    def _mismatch(self, when: float) -> None:
+        reference = self._reference_occupancy()
+        missing = reference & ~self.occupied
+        extra = self.occupied & ~reference
+        squares = _squares(missing | extra)
+        text = "restore the position"
+        if missing:
+            text += f": put back the pieces on {_names(_squares(missing))}"
+        if extra:
+            text += f"; remove the pieces from {_names(_squares(extra))}"
+        self._alert(when, "position-mismatch", None, squares, text)
+
+    def _reference_occupancy(self) -> chess.Bitboard:
+        lines = self._lines()
+        return lines[0].after(self.turn.position.occupied) if lines else self.turn.position.occupied
+
+    # ------------------------------------------------------------------ the clock
+
+    def _clock(self, t: float, side: chess.Color) -> None:
+        if side != self.board.turn:
+            return  # the lever is already down on that side: nothing happens
+        plies = len(self.board.move_stack)
+        for change in self.debouncer.flush():
+            self._settled(SettledChange(min(change.t, t), change.square, change.occupied))
+        if self.result is not None or len(self.board.move_stack) != plies:
+            return
+        turn = self.turn
+        if turn.ambiguous is not None:
+            return  # the capture is complete; it waits for the capturing square
+        needs_choice = turn.match is not None and self._promotion_pending(turn.match.shapes)
+        if turn.match is not None and not needs_choice:
+            self._complete_match(t)
+        else:
+            self._clock_decision = t + CLOCK_GRACE
+
+    def _decide_clock(self, when: float) -> None:
+        self._clock_decision = None
+        plies = len(self.board.move_stack)
+        for change in self.debouncer.flush():
+            self._settled(SettledChange(min(change.t, when), change.square, change.occupied))
+        if self.result is not None or len(self.board.move_stack) != plies:
+            return
+        turn = self.turn
+        if turn.ambiguous is not None:
+            return
+        if turn.match is not None:
+            self._complete_match(when)
+        elif self.occupied == turn.position.occupied:
+            if self.profile.clock_without_move_is_illegal:
+                self._illegal(when, "clock-no-move", (),
+                              "the clock was pressed without a move (FIDE 7.5.3)")
+        else:
+            self._illegal_move(when)
+
+    def _promotion_pending(self, shapes: list[Shape]) -> bool:
+        return self.turn.promotion is None and any(s.move.promotion for s in shapes)
+
+    # ------------------------------------------------------------------ completing moves
+
+    def _complete_match(self, t: float, guess: bool = False) -> None:
+        match = self.turn.match
+        assert match is not None
+        self._commit(match.shapes, match.since, guess=guess)
+
+    def _commit(self, shapes: list[Shape], t: float, guess: bool = False) -> None:
+        """Complete the move these shapes describe, or wait if the capture is ambiguous."""
+        chosen = self._choose(shapes)
+        if chosen is None and not guess:
+            self.turn.ambiguous = self._distinct(shapes)
+            self.turn.match = None
+            self._clock_decision = None
+            return
+        if chosen is None:
+            chosen = self._distinct(shapes)[0]
+            self._note(t, f"capture square not seen: {chess.square_name(chosen.move.to_square)} "
+                          "assumed")
+        self._push(self._with_promotion(chosen, shapes), t)
+
+    @staticmethod
+    def _distinct(shapes: list[Shape]) -> list[Shape]:
+        """One shape per destination (promotion pieces folded)."""
+        seen: dict[chess.Square, Shape] = {}
+        for shape in shapes:
+            seen.setdefault(shape.move.to_square, shape)
+        return list(seen.values())
+
+    def _choose(self, shapes: list[Shape]) -> Shape | None:
+        candidates = self._distinct(shapes)
+        if len(candidates) == 1:
+            return candidates[0]
+        # Captures from one square: the victim's square is the one emptied last.
+        seen = [(self.turn.last_event_on[s.captured], i) for i, s in enumerate(candidates)
+                if s.captured is not None and s.captured in self.turn.last_event_on]
+        return candidates[max(seen)[1]] if seen else None
+
+    def _with_promotion(self, chosen: Shape, shapes: list[Shape]) -> Shape:
+        if not chosen.move.promotion:
+            return chosen
+        piece = self.turn.promotion or chess.QUEEN
+        for shape in shapes:
+            if shape.move.to_square == chosen.move.to_square and shape.move.promotion == piece:
+                return shape
+        return chosen
+
+    def _resolve_ambiguity_by_touch(self, square: chess.Square) -> None:
+        """The capturing piece lifted and put back on one candidate square decides it."""
+        candidates = self.turn.ambiguous
+        if candidates is None or square not in {s.move.to_square for s in candidates}:
+            return
+        if self.debouncer.raw != candidates[0].after(self.turn.position.occupied):
+            return  # something else moved too: the opponent's reply will decide
+        for shape in candidates:
+            if shape.move.to_square == square:
+                self.turn.ambiguous = None
+                self._push(self._with_promotion(shape, candidates), self.now)
+                return
+
+    def _push(self, shape: Shape, t: float) -> None:
+        board = self.board
+        mover = board.turn
+        for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
+            self._clear(t, code)  # the previous move's irregularities are settled
+        self._check_touch_move(shape, t)
+        self._check_changed(shape, t)
+        move = shape.move
+        san = board.san(move)
+        board.push(move)
+        self._out.append(MoveMade(t, len(board.move_stack), move, san, board.fen()))
+        if self.draw_offer is not None and self.draw_offer != mover:
+            self.draw_offer = None  # declined by moving
+        self._clock_decision = None
+        self.turn = _Turn(_Position.of(board), t)
+        self._check_game_end(t)
+
+    # ------------------------------------------------------------------ rules
+
+    def _check_touch_move(self, shape: Shape, t: float) -> None:
+        if not self.profile.touch_move:
+            return
+        board, turn = self.board, self.turn
+        mover = board.turn
+        shapes = turn.position.shapes
+        movable = {s.move.from_square for s in shapes}
+        capturable = {s.captured for s in shapes if s.captured is not None}
+        touched = [sq for _, sq in sorted(turn.touched)]
+        own = [sq for sq in touched if board.color_at(sq) == mover and sq in movable]
+        enemy = [sq for sq in touched if board.color_at(sq) == (not mover) and sq in capturable]
+        if turn.must_move is not None and turn.must_move in movable:
+            own.insert(0, turn.must_move)
+        moved_from = shape.moved_from
+        if board.is_castling(shape.move):
+            king, rook = self._castling_squares(shape)
+            lifted = dict((sq, when) for when, sq in reversed(turn.touched))
+            if rook in lifted and (king not in lifted
+                                   or lifted[rook] < lifted[king] - ROOK_FIRST_MARGIN):
+                self._alert(t, "touch-move", mover, (rook,),
+                            f"{_NAMES[mover]} touched the rook before the king: no castling "
+                            "with that rook; the rook must move (FIDE 4.4.2)")
+                return
+        first_own = own[0] if own else None
+        first_enemy = enemy[0] if enemy else None
+        if first_own is not None and first_enemy is not None:
+            both = [s for s in shapes if s.move.from_square == first_own
+                    and s.captured == first_enemy]
+            if both:
+                if not (shape.move.from_square == first_own and shape.captured == first_enemy):
+                    self._touch_alert(t, mover, (first_own, first_enemy),
+                                      f"the piece on {chess.square_name(first_own)} must capture "
+                                      f"on {chess.square_name(first_enemy)} (FIDE 4.3.3)")
+                return
+        if first_own is not None and not moved_from & chess.BB_SQUARES[first_own]:
+            self._touch_alert(t, mover, (first_own,),
+                              f"the touched piece on {chess.square_name(first_own)} must move "
+                              "(FIDE 4.3.1)")
+        elif first_own is None and first_enemy is not None and shape.captured != first_enemy:
+            self._touch_alert(t, mover, (first_enemy,),
+                              f"the touched piece on {chess.square_name(first_enemy)} must be "
+                              "captured (FIDE 4.3.2)")
+
+    def _touch_alert(self, t: float, side: chess.Color, squares: tuple[chess.Square, ...],
+                     text: str) -> None:
+        self._alert(t, "touch-move", side, squares, f"{_NAMES[side]}: {text}")
+
+    def _castling_squares(self, shape: Shape) -> tuple[chess.Square, chess.Square]:
+        king = shape.move.from_square
+        rook = next(sq for sq in _squares(shape.moved_from) if sq != king)
+        return king, rook
+
+    def _check_changed(self, shape: Shape, t: float) -> None:
+        if not self.profile.move_changed:
+            return
+        # A released placement that the final move only extends (the rook of a castling
+        # placed first, a pawn later replaced by the promoted piece) is not a change.
+        changed = [m for m in self.turn.released
+                   if m.key[0] & ~shape.vacated or m.key[1] & ~shape.filled]
+        if changed:
+            first = changed[0].shapes[0].move
+            mover = self.board.turn
+            self._alert(t, "move-changed", mover, (first.to_square, shape.move.to_square),
+                        f"{_NAMES[mover]} released the piece on {chess.square_name(first.to_square)}"
+                        f" ({self.board.san(first)}) and then moved it to "
+                        f"{chess.square_name(shape.move.to_square)} (FIDE 4.7)")
+
+    def _illegal_move(self, t: float) -> None:
+        position = self.turn.position
+        emptied = position.occupied & ~self.occupied
+        filled = self.occupied & ~position.occupied
+        own = emptied & position.board.occupied_co[position.board.turn]
+        squares = _squares(emptied | filled)
+        self._illegal(t, "illegal-move", squares,
+                      f"illegal move ({_names(_squares(emptied))} -> {_names(_squares(filled))}"
+                      "): the position before it is reinstated and the same piece must move "
+                      "(FIDE 7.5.1)")
+        if own:
+            self.turn.must_move = _squares(own)[0]
+
+    def _illegal(self, t: float, code: str, squares: tuple[chess.Square, ...], text: str) -> None:
+        """A completed illegal move (7.5.1) or a press without a move (7.5.3)."""
+        mover = self.board.turn
+        self._alert(t, code, mover, squares, f"{_NAMES[mover]}: {text}")
+        self.turn.touched.clear()
+        self.turn.released.clear()
+        if not self.profile.penalty_seconds and self.profile.illegal_moves_to_lose is None:
+            return
+        self.illegal_moves[mover] += 1
+        limit = self.profile.illegal_moves_to_lose
+        if limit is not None and self.illegal_moves[mover] >= limit:
+            self._game_over(t, self._win_for(not mover), "rules-infraction")
+            return
+        if self.profile.penalty_seconds:
+            self._out.append(Penalty(t, not mover, self.profile.penalty_seconds,
+                                     f"{code} by {_NAMES[mover]}"))
+            self._note(t, f"{code} by {_NAMES[mover]}: +{self.profile.penalty_seconds // 60} "
+                          f"min to {_NAMES[not mover]} (FIDE 7.5.5)")
+
+    def _win_for(self, winner: chess.Color) -> str:
+        """Win for `winner`, or a draw when `winner` could not mate by any series (5.1.2, 6.9)."""
+        if self.board.has_insufficient_material(winner):
+            return "1/2-1/2"
+        return "1-0" if winner == chess.WHITE else "0-1"
+
+    # ------------------------------------------------------------------ draws and results
+
+    def _check_game_end(self, t: float) -> None:
+        board = self.board
+        outcome = board.outcome(claim_draw=False)
+        if outcome is not None:
+            termination = {
+                chess.Termination.CHECKMATE: "checkmate",
+                chess.Termination.STALEMATE: "stalemate",
+                chess.Termination.INSUFFICIENT_MATERIAL: "insufficient-material",
+                chess.Termination.FIVEFOLD_REPETITION: "fivefold-repetition",
+                chess.Termination.SEVENTYFIVE_MOVES: "seventy-five-moves",
+            }.get(outcome.termination, outcome.termination.name.lower())
+            self._game_over(t, outcome.result(), termination)
+        elif self.profile.auto_claimable_draws:
+            if board.is_repetition(3):
+                self._game_over(t, "1/2-1/2", "threefold-repetition")
+            elif board.is_fifty_moves():
+                self._game_over(t, "1/2-1/2", "fifty-moves")
+
+    def _game_ending_deadline(self) -> float | None:
+        match = self.turn.match
+        if match is None or self._clock_decision is not None:
+            return None
+        if match.ends_game is None:
+            match.ends_game = all(self._ends_game(s) for s in match.shapes)
+        return match.since + GAME_END_HOLD if match.ends_game else None
+
+    def _ends_game(self, shape: Shape) -> bool:
+        board = self.board
+        board.push(shape.move)
+        try:
+            return board.is_checkmate() or board.is_stalemate() or board.is_insufficient_material()
+        finally:
+            board.pop()
+
+    def _end_by_placement(self, when: float) -> None:
+        """A mating or drawing move ends the game without a press (FIDE 6.2.1)."""
+        self._complete_match(when, guess=True)
+
+    def _accept_draw(self, t: float, side: chess.Color) -> None:
+        if self.draw_offer is None or self.draw_offer == side:
+            return
+        if len(self.board.move_stack) < 2:
+            self._note(t, "draw agreement refused: each side must have moved (FIDE 5.2.3)")
+            return
+        self._complete_for(side, t)
+        self._game_over(t, "1/2-1/2", "agreement")
+
+    def _claim(self, t: float, side: chess.Color) -> None:
+        board, turn = self.board, self.turn
+        self._complete_for(side, t)
+        if self.result is not None:
+            return
+        declared = turn.match.shapes if side == board.turn and turn.match else []
+        choice = self._choose(declared) if declared else None
+        if choice is not None:
+            board.push(self._with_promotion(choice, declared).move)
+        try:
+            threefold, fifty = board.is_repetition(3), board.is_fifty_moves()
+        finally:
+            if choice is not None:
+                board.pop()
+        if threefold or fifty:
+            if choice is not None:
+                self._complete_match(t)
+            self._game_over(t, "1/2-1/2", "threefold-repetition" if threefold else "fifty-moves")
+            return
+        self._alert(t, "wrong-claim", side, (),
+                    f"{_NAMES[side]} claimed a draw that the position does not allow; "
+                    "the game goes on (FIDE 9.5.3)")
+        self._clear(t, "wrong-claim")
+        if self.profile.penalty_seconds:
+            self._out.append(Penalty(t, not side, self.profile.penalty_seconds,
+                                     f"wrong claim by {_NAMES[side]}"))
+            self._note(t, f"wrong draw claim by {_NAMES[side]}: "
+                          f"+{self.profile.penalty_seconds // 60} min to {_NAMES[not side]}")
+
+    def _game_over(self, t: float, result: str, termination: str) -> None:
+        self.result = GameOver(t, result, termination)
+        for code in list(self.alerts):
+            self._clear(t, code)
+        self._clock_decision = None
+        self._out.append(self.result)
+
+    # ------------------------------------------------------------------ effects
+
+    def _alert(self, t: float, code: str, side: chess.Color | None,
+               squares: tuple[chess.Square, ...], text: str) -> None:
+        alert = Alert(t, code, side, squares, text)
+        self.alerts[code] = alert
+        self._out.append(alert)
+
+    def _clear(self, t: float, code: str) -> None:
+        if self.alerts.pop(code, None) is not None:
+            self._out.append(AlertCleared(t, code))
+
+    def _note(self, t: float, text: str) -> None:
+        self._out.append(Note(t, text))
+
+    def led_view(self) -> LedView:
+        turn = self.turn
+        return LedView(
+            board=self.board,
+            occupied=self.occupied,
+            expected=turn.position.occupied,
+            alerts=tuple(self.alerts.values()),
+            candidates=tuple(s.move.to_square for s in turn.ambiguous or ()),
+            must_move=turn.must_move,
+            result=self.result,
+        )
+
+    def _drain(self) -> list[Effect]:
+        frame = led_frame(self.now, self.led_view(), self._out)
+        if self._last_frame is None or (frame.squares, frame.status, frame.guidance, frame.buzzer) != (
+            self._last_frame.squares, self._last_frame.status, self._last_frame.guidance,
+            self._last_frame.buzzer,
+        ):
+            self._out.append(frame)
+            self._last_frame = frame
+        out, self._out = self._out, []
+        return out

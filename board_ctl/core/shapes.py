@@ -1,0 +1,59 @@
+"""What a move does to the occupancy of the board, the only thing the sensors see.
+
+A move's shape: the squares it leaves empty, the squares it fills, and the square whose
+piece it captures. A capture leaves only its origin changed, so captures from the same
+square share a shape; every other move has a shape of its own (promotions aside).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import chess
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    move: chess.Move
+    vacated: chess.Bitboard  # occupied before, empty after
+    filled: chess.Bitboard  # empty before, occupied after
+    captured: chess.Square | None  # the victim's square (en passant: not the destination)
+    moved_from: chess.Bitboard  # squares of the mover's pieces that move (king and rook)
+
+    def after(self, occupied: chess.Bitboard) -> chess.Bitboard:
+        return (occupied & ~self.vacated) | self.filled
+
+    def allows_partial(self, emptied: chess.Bitboard, filled: chess.Bitboard) -> bool:
+        """Whether a board that differs from the start by these squares is on the way.
+
+        Any subset of the move's lifts (the victim's square included) and placements is
+        a state the hands pass through, whatever the order.
+        """
+        victim = chess.BB_SQUARES[self.captured] if self.captured is not None else 0
+        return not emptied & ~(self.vacated | victim) and not filled & ~self.filled
+
+
+def shape_of(board: chess.Board, move: chess.Move) -> Shape:
+    frm, to = chess.BB_SQUARES[move.from_square], chess.BB_SQUARES[move.to_square]
+    if board.is_castling(move):
+        rank = chess.square_rank(move.from_square)
+        kingside = board.is_kingside_castling(move)
+        rook_from = chess.square(7 if kingside else 0, rank)
+        # python-chess may encode castling as king-takes-rook (Chess960); use the real squares.
+        if board.piece_type_at(move.to_square) == chess.ROOK:
+            rook_from = move.to_square
+        king_to = chess.square(6 if kingside else 2, rank)
+        rook_to = chess.square(5 if kingside else 3, rank)
+        before = frm | chess.BB_SQUARES[rook_from]
+        after = chess.BB_SQUARES[king_to] | chess.BB_SQUARES[rook_to]
+        return Shape(move, before & ~after, after & ~before, None, before)
+    if board.is_en_passant(move):
+        victim = move.to_square - 8 if board.turn == chess.WHITE else move.to_square + 8
+        return Shape(move, frm | chess.BB_SQUARES[victim], to, victim, frm)
+    if board.occupied & to:
+        return Shape(move, frm, 0, move.to_square, frm)
+    return Shape(move, frm, to, None, frm)
+
+
+def legal_shapes(board: chess.Board) -> list[Shape]:
+    return [shape_of(board, move) for move in board.legal_moves]

@@ -1,0 +1,144 @@
+"""The game record: effects in; the game report (JSON Lines) and the PGN out."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import chess
+import chess.pgn
+
+from board_ctl.core.effects import (
+    Alert,
+    AlertCleared,
+    Effect,
+    GameOver,
+    LedFrame,
+    MoveMade,
+    Note,
+    Penalty,
+)
+from board_ctl.sensorlog import SIDE_NAMES
+
+PGN_TERMINATION = {
+    "time-forfeit": "time forfeit",
+    "rules-infraction": "rules infraction",
+}
+
+
+def report_object(effect: Effect) -> dict[str, Any] | None:
+    """The game-report line for an effect (see shared/spec/sensor-log.md)."""
+    t = round(effect.t, 4)
+    match effect:
+        case MoveMade(ply=ply, move=move, san=san):
+            return {"t": t, "kind": "move", "ply": ply, "uci": move.uci(), "san": san}
+        case Alert(code=code, side=side, squares=squares, text=text):
+            return {"t": t, "kind": "alert", "code": code,
+                    "side": SIDE_NAMES[side] if side is not None else None,
+                    "squares": [chess.square_name(s) for s in squares], "text": text}
+        case AlertCleared(code=code):
+            return {"t": t, "kind": "clear", "code": code}
+        case GameOver(result=result, termination=termination):
+            return {"t": t, "kind": "result", "result": result, "termination": termination}
+        case Penalty(to_side=side, seconds=seconds, reason=reason):
+            return {"t": t, "kind": "penalty", "to": SIDE_NAMES[side], "seconds": seconds,
+                    "reason": reason}
+        case Note(text=text):
+            return {"t": t, "kind": "note", "text": text}
+        case LedFrame():
+            return led_object(effect)
+    return None
+
+
+def led_object(frame: LedFrame) -> dict[str, Any]:
+    status = frame.status
+    return {
+        "t": round(frame.t, 4),
+        "kind": "leds",
+        "squares": {
+            chess.square_name(light.square): [light.colour.name.lower(), light.blink.name.lower()]
+            for light in frame.squares
+        },
+        "status": {
+            "white_to_move": status.white_to_move,
+            "black_to_move": status.black_to_move,
+            "alert": status.alert.name.lower() if status.alert is not None else "off",
+            "game_over": status.game_over,
+        },
+        "buzzer": frame.buzzer.name.lower(),
+        "guidance": [[chess.square_name(a), chess.square_name(b)] for a, b in frame.guidance],
+    }
+
+
+@dataclass
+class GameRecord:
+    """Collects a game's effects; writes its report and its PGN."""
+
+    start_fen: str = chess.STARTING_FEN
+    tags: dict[str, str] = field(default_factory=dict)
+    moves: list[MoveMade] = field(default_factory=list)
+    result: GameOver | None = None
+    report: list[dict[str, Any]] = field(default_factory=list)
+    # Comments by ply: 0 is before the first move; n is after move n.
+    comments: dict[int, list[str]] = field(default_factory=dict)
+
+    def add(self, effect: Effect) -> None:
+        line = report_object(effect)
+        if line is not None:
+            self.report.append(line)
+        match effect:
+            case MoveMade():
+                self.moves.append(effect)
+            case GameOver():
+                self.result = effect
+            case Alert(code=code, text=text):
+                self.comments.setdefault(len(self.moves), []).append(f"{code}: {text}")
+            case Note(text=text):
+                self.comments.setdefault(len(self.moves), []).append(text)
+
+    def extend(self, effects: list[Effect]) -> None:
+        for effect in effects:
+            self.add(effect)
+
+    def report_lines(self) -> list[str]:
+        ordered = sorted(self.report, key=lambda line: line["t"])  # stable: causes stay first
+        return [json.dumps(line, ensure_ascii=False) for line in ordered]
+
+    def pgn_game(self, date: dt.date | None = None) -> chess.pgn.Game:
+        game = chess.pgn.Game()
+        board = chess.Board(self.start_fen)
+        if self.start_fen != chess.STARTING_FEN:
+            game.setup(board)
+        day = date or dt.date.today()
+        game.headers["Event"] = self.tags.get("Event", "board_ctl game")
+        game.headers["Site"] = self.tags.get("Site", "?")
+        game.headers["Date"] = self.tags.get("Date", day.strftime("%Y.%m.%d"))
+        game.headers["Round"] = self.tags.get("Round", "-")
+        game.headers["White"] = self.tags.get("White", "?")
+        game.headers["Black"] = self.tags.get("Black", "?")
+        result = self.result.result if self.result else "*"
+        game.headers["Result"] = result
+        for key, value in self.tags.items():
+            if key not in game.headers:
+                game.headers[key] = value
+        if self.result:
+            game.headers["Termination"] = PGN_TERMINATION.get(self.result.termination, "normal")
+        else:
+            game.headers["Termination"] = "unterminated"
+        node: chess.pgn.GameNode = game
+        if self.comments.get(0):
+            game.comment = " ".join(self.comments[0])
+        for ply, made in enumerate(self.moves, start=1):
+            node = node.add_variation(made.move)
+            if self.comments.get(ply):
+                node.comment = " ".join(self.comments[ply])
+        if self.result:
+            ending = f"{self.result.termination.replace('-', ' ')}"
+            node.comment = f"{node.comment} {ending}".strip() if node is not game else ending
+        return game
+
+    def pgn_text(self, date: dt.date | None = None) -> str:
+        exporter = chess.pgn.StringExporter(headers=True, variations=True, comments=True)
+        return self.pgn_game(date).accept(exporter) + "\n"

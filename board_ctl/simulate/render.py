@@ -1,0 +1,518 @@
+"""Render a real game as the raw sensor log a presence-sensing board would record.
+
+This is an independent model of a human at the board (it knows nothing of the
+controller): thinking time, lift and place of pieces, contact bounce, slide blips,
+the many physical orders of captures, castling, en passant and promotion, the
+promotion selector and the clock button. A clean rendering never breaks a rule:
+no own movable piece is touched and then not moved, no enemy piece is lifted unless
+it is captured, the king is always lifted before the rook when castling.
+
+All randomness comes from `random.Random(seed)`; time is kept in integer ticks of
+0.1 ms so that the log's `t` values are exact and strictly increasing.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import chess
+import chess.pgn
+
+TICKS = 10_000  # ticks per second (0.1 ms resolution)
+
+CAPTURE_STYLES = ("victim-first", "attacker-first", "swap-blip", "swap-no-blip")
+CASTLING_STYLES = ("one-hand", "both-lifted")
+PROMOTION_STYLES = ("replace-on-square", "direct")
+PROMOTE_TIMINGS = ("before-lift", "in-hand", "after-placement")
+EP_ORDERS = ("move-then-remove", "remove-first", "lift-remove-place")
+SIDE_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
+
+
+@dataclass(frozen=True)
+class RenderStyle:
+    """The knobs of the simulated player. Weights need not sum to 1.
+
+    Times are in seconds, ranges are (low, high) drawn uniformly.
+    """
+
+    use_clock: bool = True
+    bounce: bool = True
+    bounce_prob: float = 0.3  # share of lift/place transitions that bounce
+    slides: bool = True
+    slide_prob: float = 0.5  # share of slidable moves that are slid
+    capture_styles: tuple[float, float, float, float] = (0.35, 0.35, 0.2, 0.1)  # CAPTURE_STYLES
+    castling_styles: tuple[float, float] = (0.6, 0.4)  # CASTLING_STYLES
+    promotion_styles: tuple[float, float] = (0.5, 0.5)  # PROMOTION_STYLES
+    promote_timings: tuple[float, float, float] = (1.0, 1.0, 1.0)  # PROMOTE_TIMINGS
+    queen_default_prob: float = 0.4  # queen promotions with no `promote` event at all
+    think: tuple[float, float] = (0.3, 8.0)
+    long_think_prob: float = 0.05
+    long_think: tuple[float, float] = (8.0, 40.0)
+    hand: tuple[float, float] = (0.2, 1.5)  # lift to place of a carried piece
+    clock_delay: tuple[float, float] = (0.2, 1.2)  # last placement to clock press
+    idle_lift_prob: float = 0.05  # lift and replace an own piece that has no legal move
+    idle_hold: tuple[float, float] = (0.3, 1.2)  # kept under 1.5 s: never a mismatch
+    clock_after_end_prob: float = 0.5  # press the clock after a game-ending move
+    claim_draws: bool = True  # `claim` at the end of a claimable threefold / fifty-move draw
+    start_ply: int = 0  # begin from the position after this many plies (with a `start` line)
+
+
+@dataclass(frozen=True)
+class PlyTrace:
+    """What the simulator did for one ply: lines[first_line:end_line] belong to it."""
+
+    ply: int  # index into RenderedGame.moves
+    uci: str
+    san: str
+    style: str  # e.g. "quiet:slide", "capture:swap-no-blip", "castle:both-lifted"
+    first_line: int
+    end_line: int
+    notes: tuple[str, ...] = ()  # e.g. "idle-lift:a8", "promote:n:after-placement"
+
+
+@dataclass
+class RenderedGame:
+    lines: list[dict[str, Any]]
+    moves: list[chess.Move]
+    expected_alerts: list[tuple[str, int]]  # (alert code, index into moves)
+    start_fen: str
+    result: str = "*"
+    plies: list[PlyTrace] = field(default_factory=list)
+
+    def jsonl(self) -> str:
+        return "".join(json.dumps(obj, ensure_ascii=False) + "\n" for obj in self.lines)
+
+    def write(self, path: str | Path) -> None:
+        Path(path).write_text(self.jsonl(), encoding="utf-8")
+
+    def final_board(self) -> chess.Board:
+        board = chess.Board(self.start_fen)
+        for move in self.moves:
+            board.push(move)
+        return board
+
+
+# A hook runs after the thinking time of its ply. It returns a style label when it
+# has physically made the ply's move itself, or None to let the normal rendering
+# follow.
+Hook = Callable[["Renderer", chess.Move], "str | None"]
+
+
+def _pick(rng: random.Random, names: tuple[str, ...], weights: tuple[float, ...]) -> str:
+    return rng.choices(names, weights=weights)[0]
+
+
+def rook_squares(move: chess.Move) -> tuple[chess.Square, chess.Square]:
+    """(rook origin, rook destination) of a standard castling move."""
+    rank = chess.square_rank(move.from_square)
+    if chess.square_file(move.to_square) > chess.square_file(move.from_square):
+        return chess.square(7, rank), chess.square(5, rank)
+    return chess.square(0, rank), chess.square(3, rank)
+
+
+def ep_victim(move: chess.Move) -> chess.Square:
+    return chess.square(chess.square_file(move.to_square), chess.square_rank(move.from_square))
+
+
+def captured_square(board: chess.Board, move: chess.Move) -> chess.Square | None:
+    if board.is_en_passant(move):
+        return ep_victim(move)
+    return move.to_square if board.is_capture(move) else None
+
+
+class Renderer:
+    """The simulated player and the board's sensors (package-internal API).
+
+    `violations.py` drives it through hooks, so its primitives (lift, place, pause,
+    clock, …) are usable from outside; everything else is private.
+    """
+
+    def __init__(self, game: chess.pgn.Game, seed: int, style: RenderStyle) -> None:
+        self.rng = random.Random(seed)
+        self.style = style
+        board = game.board()
+        moves = list(game.mainline_moves())
+        if not 0 <= style.start_ply <= len(moves):
+            raise ValueError(f"start_ply {style.start_ply} outside the game's {len(moves)} plies")
+        for move in moves[: style.start_ply]:
+            board.push(move)
+        self.start_fen = board.fen()
+        self.board = chess.Board(self.start_fen)  # fresh history: repetitions count from here
+        self.moves = moves[style.start_ply :]
+        self.result = game.headers.get("Result", "*")
+        self.tick = 0
+        self.last_tick = -1
+        self.lines: list[dict[str, Any]] = []
+        if self.start_fen != chess.STARTING_FEN:
+            self.lines.append({"t": 0.0, "ev": "start", "fen": self.start_fen})
+        self.occupied: set[chess.Square] = set(chess.SquareSet(self.board.occupied))
+        self.notes: list[str] = []
+        self.prev_was_promotion = False
+
+    # -- time -------------------------------------------------------------------
+
+    def ticks(self, lo: float, hi: float) -> int:
+        return max(1, round(self.rng.uniform(lo, hi) * TICKS))
+
+    def pause(self, lo: float, hi: float) -> None:
+        self.tick += self.ticks(lo, hi)
+
+    def think(self) -> None:
+        s = self.style
+        if self.rng.random() < s.long_think_prob:
+            self.pause(*s.long_think)
+        else:
+            self.pause(*s.think)
+
+    # -- events -----------------------------------------------------------------
+
+    def emit(self, ev: str, **fields: Any) -> None:
+        # Guard: strictly increasing times even when two draws collide.
+        self.tick = max(self.tick, self.last_tick + 1)
+        self.last_tick = self.tick
+        self.lines.append({"t": self.tick / TICKS, "ev": ev, **fields})
+
+    def _bounce(self, sq: chess.Square, first: str) -> None:
+        """Extra toggles after a transition: 2 or 4 of them within 2-8 ms."""
+        if not (self.style.bounce and self.rng.random() < self.style.bounce_prob):
+            return
+        pairs = self.rng.choice((1, 2))
+        span = self.rng.randint(20, 80)
+        start = self.tick
+        offsets = sorted(self.rng.sample(range(2, span + 1), 2 * pairs))
+        other = "place" if first == "lift" else "lift"
+        for i, off in enumerate(offsets):
+            self.tick = start + off
+            self.emit(other if i % 2 == 0 else first, sq=chess.square_name(sq))
+
+    def lift(self, sq: chess.Square, bounce: bool = True) -> None:
+        if sq not in self.occupied:
+            raise AssertionError(f"simulator bug: lift of empty {chess.square_name(sq)}")
+        self.occupied.discard(sq)
+        self.emit("lift", sq=chess.square_name(sq))
+        if bounce:
+            self._bounce(sq, "lift")
+
+    def place(self, sq: chess.Square, bounce: bool = True) -> None:
+        if sq in self.occupied:
+            raise AssertionError(f"simulator bug: place on occupied {chess.square_name(sq)}")
+        self.occupied.add(sq)
+        self.emit("place", sq=chess.square_name(sq))
+        if bounce:
+            self._bounce(sq, "place")
+
+    def blip(self, sq: chess.Square) -> None:
+        """A slid piece passing over an empty square: occupied for 15-70 ms."""
+        self.place(sq, bounce=False)
+        self.pause(0.015, 0.070)
+        self.lift(sq, bounce=False)
+
+    def clock(self, side: chess.Color | None = None) -> None:
+        """A clock press, by default by the side to move."""
+        self.emit("clock", side=SIDE_NAMES[self.board.turn if side is None else side])
+
+    def promote(self, piece: chess.PieceType) -> None:
+        self.emit("promote", piece=chess.piece_symbol(piece))
+
+    # -- carrying a piece ---------------------------------------------------------
+
+    def path(self, origin: chess.Square, target: chess.Square) -> list[chess.Square]:
+        """Squares strictly between, in the order a sliding piece crosses them."""
+        between = chess.SquareSet.between(origin, target)
+        return sorted(between, key=lambda sq: chess.square_distance(sq, origin))
+
+    def can_slide(self, origin: chess.Square, target: chess.Square) -> bool:
+        piece = self.board.piece_at(origin)
+        if piece is None or piece.piece_type == chess.KNIGHT:
+            return False
+        if piece.piece_type == chess.PAWN and abs(origin - target) != 16:
+            return False
+        squares = self.path(origin, target)
+        return bool(squares) and not any(sq in self.occupied for sq in squares)
+
+    def carry(self, origin: chess.Square, target: chess.Square, slide: bool | None = None) -> bool:
+        """Time between lifting a piece from origin and reaching target.
+
+        Sliding (when allowed) leaves a blip on every square in between. Returns
+        whether the piece was slid.
+        """
+        s = self.style
+        if slide is None:
+            slide = s.slides and self.rng.random() < s.slide_prob
+        if not (slide and self.can_slide(origin, target)):
+            self.pause(*s.hand)
+            return False
+        self.pause(0.030, 0.200)
+        for i, sq in enumerate(self.path(origin, target)):
+            if i:
+                self.pause(0.010, 0.120)
+            self.blip(sq)
+        self.pause(0.030, 0.200)
+        return True
+
+    # -- the parts of a ply -----------------------------------------------------------
+
+    def immobile_own(self, exclude: Collection[chess.Square] = ()) -> list[chess.Square]:
+        """Squares of the mover's pieces that have no legal move."""
+        mobile = {m.from_square for m in self.board.legal_moves}
+        own = chess.SquareSet(self.board.occupied_co[self.board.turn])
+        return [sq for sq in own if sq not in mobile and sq not in exclude]
+
+    def idle_lift(self, sq: chess.Square, hold: tuple[float, float]) -> None:
+        self.lift(sq)
+        self.pause(*hold)
+        self.place(sq)
+
+    def _thinking(self, allow_idle: bool, move: chess.Move) -> None:
+        s = self.style
+        if allow_idle and self.rng.random() < s.idle_lift_prob:
+            involved = {move.from_square, move.to_square}
+            if self.board.is_castling(move):
+                involved |= set(rook_squares(move))
+            candidates = self.immobile_own(involved)
+            if candidates:
+                sq = self.rng.choice(candidates)
+                self.pause(0.3, max(0.31, s.think[1] / 2))
+                self.idle_lift(sq, s.idle_hold)
+                self.notes.append(f"idle-lift:{chess.square_name(sq)}")
+        self.think()
+
+    def play(self, move: chess.Move) -> str:
+        """Physically make a move; returns the style label used."""
+        board = self.board
+        if board.is_castling(move):
+            return self._castle(move)
+        if board.is_en_passant(move):
+            return self._en_passant(move)
+        if move.promotion:
+            return self._promotion(move)
+        if board.is_capture(move):
+            return self._capture(move)
+        return self._quiet(move)
+
+    def _quiet(self, move: chess.Move) -> str:
+        self.lift(move.from_square)
+        slid = self.carry(move.from_square, move.to_square)
+        self.place(move.to_square)
+        return "quiet:slide" if slid else "quiet"
+
+    def _unique_capture(self, move: chess.Move) -> bool:
+        """Is this the attacker's only capture? Only then is a push-off unambiguous."""
+        captures = {
+            m.to_square
+            for m in self.board.legal_moves
+            if m.from_square == move.from_square
+            and self.board.is_capture(m)
+            and not self.board.is_en_passant(m)
+        }
+        return captures == {move.to_square}
+
+    def _capture(self, move: chess.Move) -> str:
+        weights = list(self.style.capture_styles)
+        if not self._unique_capture(move):
+            weights[3] = 0.0
+        if not any(weights):
+            weights[2] = 1.0
+        style = _pick(self.rng, CAPTURE_STYLES, tuple(weights))
+        a, v = move.from_square, move.to_square
+        if style == "victim-first":
+            self.lift(v)
+            self.pause(0.3, 1.5)
+            self.lift(a)
+            self.carry(a, v)
+            self.place(v)
+        elif style == "attacker-first":
+            self.lift(a)
+            self.carry(a, v)
+            self.lift(v)
+            self.pause(0.1, 0.6)
+            self.place(v)
+        elif style == "swap-blip":
+            self.lift(a)
+            self.carry(a, v)
+            self.lift(v, bounce=False)
+            self.pause(0.005, 0.060)
+            self.place(v)
+        else:  # swap-no-blip: the victim is pushed off, the target never looks empty
+            self.lift(a)
+            self.carry(a, v)
+            self.pause(0.05, 0.3)
+        return f"capture:{style}"
+
+    def _castle(self, move: chess.Move) -> str:
+        style = _pick(self.rng, CASTLING_STYLES, self.style.castling_styles)
+        k_from, k_to = move.from_square, move.to_square
+        r_from, r_to = rook_squares(move)
+        if style == "one-hand":
+            self.lift(k_from)
+            self.carry(k_from, k_to)
+            self.place(k_to)
+            self.pause(0.1, 0.8)
+            self.lift(r_from)
+            self.carry(r_from, r_to, slide=False)  # it jumps the king
+            self.place(r_to)
+        else:
+            self.lift(k_from)
+            self.pause(0.050, 0.250)
+            self.lift(r_from)
+            self.pause(0.2, 1.0)
+            first, second = (k_to, r_to) if self.rng.random() < 0.5 else (r_to, k_to)
+            self.place(first)
+            self.pause(0.050, 0.400)
+            self.place(second)
+        return f"castle:{style}"
+
+    def _en_passant(self, move: chess.Move) -> str:
+        order = self.rng.choice(EP_ORDERS)
+        a, to, v = move.from_square, move.to_square, ep_victim(move)
+        if order == "move-then-remove":
+            self.lift(a)
+            self.carry(a, to)
+            self.place(to)
+            self.pause(0.2, 1.0)
+            self.lift(v)
+        elif order == "remove-first":
+            self.lift(v)
+            self.pause(0.3, 1.2)
+            self.lift(a)
+            self.carry(a, to)
+            self.place(to)
+        else:
+            self.lift(a)
+            self.pause(0.1, 0.5)
+            self.lift(v)
+            self.pause(0.1, 0.6)
+            self.place(to)
+        return f"ep:{order}"
+
+    def _promote_timing(self, piece: chess.PieceType) -> str | None:
+        """When to set the selector; None for a default queen (no event)."""
+        if piece == chess.QUEEN and self.rng.random() < self.style.queen_default_prob:
+            return None
+        weights = list(self.style.promote_timings)
+        # Without a clock, a selector set before lifting would directly follow the
+        # opponent's own promotion and could be read as his choice: avoid it there.
+        if not self.style.use_clock and self.prev_was_promotion:
+            weights[0] = 0.0
+        if not any(weights):
+            weights[1] = 1.0
+        return _pick(self.rng, PROMOTE_TIMINGS, tuple(weights))
+
+    def _promotion(self, move: chess.Move) -> str:
+        piece = move.promotion
+        assert piece is not None
+        timing = self._promote_timing(piece)
+        style = _pick(self.rng, PROMOTION_STYLES, self.style.promotion_styles)
+        capture = self.board.is_capture(move)
+        victim_first = capture and self.rng.random() < 0.5
+        a, to = move.from_square, move.to_square
+        if timing == "before-lift":
+            self.promote(piece)
+            self.pause(0.3, 2.0)
+        if victim_first:
+            self.lift(to)
+            self.pause(0.3, 1.5)
+        self.lift(a)
+        if style == "replace-on-square":
+            self.carry(a, to)
+            if capture and not victim_first:
+                self.lift(to)
+                self.pause(0.1, 0.6)
+            self.place(to)
+            self.pause(0.3, 1.5)
+            self.lift(to)  # the pawn goes, the new piece comes
+        elif capture and not victim_first:
+            self.pause(0.1, 0.6)
+            self.lift(to)
+        self._final_promotion_place(to, piece, timing)
+        if timing == "after-placement":
+            self.pause(0.1, 0.6)
+            self.promote(piece)
+        self.notes.append(f"promote:{chess.piece_symbol(piece)}:{timing or 'default-queen'}")
+        return f"promotion:{style}"
+
+    def _final_promotion_place(
+        self, to: chess.Square, piece: chess.PieceType, timing: str | None
+    ) -> None:
+        """Fetch the new piece and put it down; the selector may be set meanwhile."""
+        if timing == "in-hand":
+            self.pause(0.2, 0.8)
+            self.promote(piece)
+            self.pause(0.2, 0.8)
+        else:
+            self.pause(0.4, 1.6)
+        self.place(to)
+
+    # -- a whole game -------------------------------------------------------------
+
+    def _press_clock(self, is_last: bool) -> bool:
+        """Whether to press the clock after the move just pushed."""
+        if not self.style.use_clock:
+            return False
+        if is_last and self.board.outcome(claim_draw=False) is not None:
+            return self.rng.random() < self.style.clock_after_end_prob
+        return True
+
+    def _claim(self) -> None:
+        b = self.board
+        claimable = b.is_repetition(3) or b.halfmove_clock >= 100
+        if (
+            self.style.claim_draws
+            and self.result == "1/2-1/2"
+            and claimable
+            and b.outcome(claim_draw=False) is None
+        ):
+            self.pause(0.5, 3.0)
+            self.emit("claim", side=SIDE_NAMES[b.turn])
+
+    def run(self, hooks: dict[int, Hook] | None = None) -> list[PlyTrace]:
+        hooks = hooks or {}
+        traces: list[PlyTrace] = []
+        for i, move in enumerate(self.moves):
+            first = len(self.lines)
+            self.notes = []
+            hook = hooks.get(i)
+            self._thinking(allow_idle=hook is None, move=move)
+            label = hook(self, move) if hook else None
+            if label is None:
+                label = self.play(move)
+            san = self.board.san(move)
+            mover = self.board.turn
+            self.board.push(move)
+            if self._press_clock(is_last=i == len(self.moves) - 1):
+                self.pause(*self.style.clock_delay)
+                self.clock(mover)
+            self.prev_was_promotion = move.promotion is not None
+            self._check_occupancy(i)
+            traces.append(
+                PlyTrace(i, move.uci(), san, label, first, len(self.lines), tuple(self.notes))
+            )
+        self._claim()
+        return traces
+
+    def _check_occupancy(self, ply: int) -> None:
+        if self.occupied != set(chess.SquareSet(self.board.occupied)):
+            raise AssertionError(f"simulator bug: occupancy differs from the game after ply {ply}")
+
+    def rendered(self, traces: list[PlyTrace], alerts: list[tuple[str, int]]) -> RenderedGame:
+        return RenderedGame(
+            lines=self.lines,
+            moves=list(self.moves),
+            expected_alerts=alerts,
+            start_fen=self.start_fen,
+            result=self.result,
+            plies=traces,
+        )
+
+
+def render_game(
+    game: chess.pgn.Game, *, seed: int, style: RenderStyle = RenderStyle()
+) -> RenderedGame:
+    """A clean rendering of the game's main line (no rule broken, no alert expected)."""
+    renderer = Renderer(game, seed, style)
+    return renderer.rendered(renderer.run(), [])
