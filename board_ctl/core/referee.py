@@ -139,6 +139,7 @@ class Referee:
         self._unexplained_since: float | None = None
         self._unexplained_lifts: set[chess.Square] = set()
         self._clock_decision: float | None = None
+        self._clock_pressed_at = 0.0
         self._last_frame: LedFrame | None = None
         self._out: list[Effect] = []
 
@@ -257,7 +258,12 @@ class Referee:
         turn, occupied = self.turn, self.occupied
         position = turn.position
         if turn.ambiguous is not None:
-            if occupied == turn.ambiguous[0].after(position.occupied) or self._opponent_started(t):
+            captured = turn.ambiguous[0].after(position.occupied)
+            # A candidate square alone lifted may be the capturing piece being shown to
+            # the board (lifted to be put back), or the opponent starting: wait and see.
+            showing = any(occupied == captured & ~chess.BB_SQUARES[s.move.to_square]
+                          for s in turn.ambiguous)
+            if occupied == captured or showing or self._opponent_started(t):
                 self._explained(t)
             else:
                 self._unexplained(t)
@@ -424,6 +430,7 @@ class Referee:
         if turn.match is not None and not needs_choice:
             self._complete_match(t)
         else:
+            self._clock_pressed_at = t
             self._clock_decision = t + CLOCK_GRACE
 
     def _decide_clock(self, when: float) -> None:
@@ -433,17 +440,17 @@ class Referee:
             self._settled(SettledChange(min(change.t, when), change.square, change.occupied))
         if self.result is not None or len(self.board.move_stack) != plies:
             return
-        turn = self.turn
+        turn, pressed = self.turn, self._clock_pressed_at
         if turn.ambiguous is not None:
             return
         if turn.match is not None:
             self._complete_match(when)
         elif self.occupied == turn.position.occupied:
             if self.profile.clock_without_move_is_illegal:
-                self._illegal(when, "clock-no-move", (),
+                self._illegal(pressed, "clock-no-move", (),
                               "the clock was pressed without a move (FIDE 7.5.3)")
         else:
-            self._illegal_move(when)
+            self._illegal_move(pressed)
 
     def _promotion_pending(self, shapes: list[Shape]) -> bool:
         return self.turn.promotion is None and any(s.move.promotion for s in shapes)
@@ -461,6 +468,7 @@ class Referee:
         if chosen is None and not guess:
             self.turn.ambiguous = self._distinct(shapes)
             self.turn.match = None
+            self.turn.left_match_at = self.now  # what follows is the opponent's, or a showing
             self._clock_decision = None
             return
         if chosen is None:
@@ -535,11 +543,13 @@ class Referee:
         shapes = turn.position.shapes
         movable = {s.move.from_square for s in shapes}
         capturable = {s.captured for s in shapes if s.captured is not None}
-        touched = [sq for _, sq in sorted(turn.touched)]
-        own = [sq for sq in touched if board.color_at(sq) == mover and sq in movable]
-        enemy = [sq for sq in touched if board.color_at(sq) == (not mover) and sq in capturable]
+        touched = sorted(turn.touched)
+        own = [(when, sq) for when, sq in touched
+               if board.color_at(sq) == mover and sq in movable]
+        enemy = [(when, sq) for when, sq in touched
+                 if board.color_at(sq) == (not mover) and sq in capturable]
         if turn.must_move is not None and turn.must_move in movable:
-            own.insert(0, turn.must_move)
+            own.insert(0, (float("-inf"), turn.must_move))
         moved_from = shape.moved_from
         if board.is_castling(shape.move):
             king, rook = self._castling_squares(shape)
@@ -550,8 +560,10 @@ class Referee:
                             f"{_NAMES[mover]} touched the rook before the king: no castling "
                             "with that rook; the rook must move (FIDE 4.4.2)")
                 return
-        first_own = own[0] if own else None
-        first_enemy = enemy[0] if enemy else None
+        first_own = own[0][1] if own else None
+        first_enemy = enemy[0][1] if enemy else None
+        if own and enemy and enemy[0][0] < own[0][0]:
+            first_own = None  # the enemy piece was touched first (if unclear: own, 4.3.3)
         if first_own is not None and first_enemy is not None:
             both = [s for s in shapes if s.move.from_square == first_own
                     and s.captured == first_enemy]
@@ -682,10 +694,10 @@ class Referee:
         self._game_over(t, "1/2-1/2", "agreement")
 
     def _claim(self, t: float, side: chess.Color) -> None:
-        board, turn = self.board, self.turn
         self._complete_for(side, t)
         if self.result is not None:
             return
+        board, turn = self.board, self.turn
         declared = turn.match.shapes if side == board.turn and turn.match else []
         choice = self._choose(declared) if declared else None
         if choice is not None:

@@ -1,0 +1,297 @@
+"""Render a game with ONE scripted rule violation injected at a chosen ply.
+
+The game's true moves stay the record: after the violation the log goes on with the
+real game. Every rendering lists the alert it should raise in `expected_alerts` as
+(alert code, index into `moves`).
+
+| code | what the player does at that ply |
+| --- | --- |
+| touch-move | lifts an own piece that has a legal move, puts it back (held 0.4-1.5 s), then plays the real move with another piece |
+| touch-move-enemy | lifts a capturable enemy piece, puts it back, plays the real move (which does not capture it); alert code `touch-move` |
+| illegal-move | puts the real move's piece on an empty square it cannot reach, presses the clock, 1-3 s later puts it back on its origin, then plays the real move with it and presses again |
+| move-changed | puts the real move's piece on another legal empty square, leaves it 1-3 s, then moves it on to the real destination |
+| position-mismatch | an own piece with no legal move (not part of the move) is knocked over: lifted during the thinking time and put back 2-6 s later |
+| clock-no-move | presses the clock without moving, 1-3 s later plays the real move and presses again |
+
+`position-mismatch` knocks over only an own piece that cannot move: any other piece
+would also (rightly) be a touch-move or wrong-side case and blur the expectation.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+import chess
+import chess.pgn
+
+from board_ctl.simulate.render import (
+    Hook,
+    RenderedGame,
+    Renderer,
+    RenderStyle,
+    captured_square,
+    rook_squares,
+)
+
+VIOLATION_CODES = (
+    "touch-move",
+    "touch-move-enemy",
+    "illegal-move",
+    "move-changed",
+    "position-mismatch",
+    "clock-no-move",
+)
+ALERT_CODES = {code: code for code in VIOLATION_CODES} | {"touch-move-enemy": "touch-move"}
+NEEDS_CLOCK = {"illegal-move", "clock-no-move"}
+
+
+class NoEligiblePly(ValueError):
+    """The game has no ply where this violation can be staged."""
+
+
+# Options for a violation at one ply: the squares it could use (empty = not possible).
+Options = Callable[[chess.Board, chess.Move, int], list[Any]]
+# Makes the hook that stages the violation with one chosen option.
+Stager = Callable[[Any], Hook]
+
+
+def _involved(board: chess.Board, move: chess.Move) -> set[chess.Square]:
+    squares = {move.from_square, move.to_square}
+    if board.is_castling(move):
+        squares |= set(rook_squares(move))
+    if (victim := captured_square(board, move)) is not None:
+        squares.add(victim)
+    return squares
+
+
+def _is_plain(board: chess.Board, move: chess.Move) -> bool:
+    return not (board.is_castling(move) or move.promotion or board.is_capture(move))
+
+
+# -- touch-move: own piece ------------------------------------------------------------
+
+
+def _touch_own_options(board: chess.Board, move: chess.Move, ply: int) -> list[chess.Square]:
+    mobile = {m.from_square for m in board.legal_moves}
+    return sorted(mobile - _involved(board, move))
+
+
+def _touch_back(sq: chess.Square) -> Hook:
+    def hook(r: Renderer, move: chess.Move) -> str | None:
+        r.lift(sq)
+        r.pause(0.4, 1.5)
+        r.place(sq)
+        r.pause(0.5, 3.0)
+        return None
+
+    return hook
+
+
+# -- touch-move: enemy piece --------------------------------------------------------------
+
+
+def _touch_enemy_options(board: chess.Board, move: chess.Move, ply: int) -> list[chess.Square]:
+    capturable = {captured_square(board, m) for m in board.legal_moves if board.is_capture(m)}
+    capturable.discard(None)
+    capturable.discard(captured_square(board, move))
+    return sorted(sq for sq in capturable if sq is not None)
+
+
+# -- illegal-move ------------------------------------------------------------------------
+
+
+def _occupancy_after(board: chess.Board, move: chess.Move) -> int:
+    board.push(move)
+    occupied = board.occupied
+    board.pop()
+    return occupied
+
+
+def _illegal_options(board: chess.Board, move: chess.Move, ply: int) -> list[chess.Square]:
+    if board.is_castling(move) or move.promotion:
+        return []
+    origin = move.from_square
+    reachable = {m.to_square for m in board.legal_moves if m.from_square == origin}
+    explained = {_occupancy_after(board, m) for m in board.legal_moves}
+    base = board.occupied & ~chess.BB_SQUARES[origin]
+    empty = [sq for sq in chess.SQUARES if not board.occupied & chess.BB_SQUARES[sq]]
+    options = [
+        sq
+        for sq in empty
+        if sq not in reachable and (base | chess.BB_SQUARES[sq]) not in explained
+    ]
+    # A human's illegal move lands near the piece: prefer squares close by.
+    near = [sq for sq in options if chess.square_distance(sq, origin) <= 2]
+    return near or options
+
+
+def _illegal_then_take_back(x: chess.Square) -> Hook:
+    def hook(r: Renderer, move: chess.Move) -> str | None:
+        origin = move.from_square
+        r.lift(origin)
+        r.pause(*r.style.hand)
+        r.place(x)
+        r.pause(*r.style.clock_delay)
+        r.clock()
+        r.pause(1.0, 3.0)
+        r.lift(x)
+        r.pause(*r.style.hand)
+        r.place(origin)
+        r.pause(0.5, 3.0)
+        return None
+
+    return hook
+
+
+# -- move-changed ---------------------------------------------------------------------------
+
+
+def _changed_options(board: chess.Board, move: chess.Move, ply: int) -> list[chess.Square]:
+    if not _is_plain(board, move):
+        return []
+    return sorted(
+        m.to_square
+        for m in board.legal_moves
+        if m.from_square == move.from_square
+        and m.to_square != move.to_square
+        and _is_plain(board, m)
+    )
+
+
+def _released_elsewhere(y: chess.Square) -> Hook:
+    def hook(r: Renderer, move: chess.Move) -> str | None:
+        r.lift(move.from_square)
+        r.carry(move.from_square, y)
+        r.place(y)
+        r.pause(1.0, 3.0)
+        r.lift(y)
+        r.pause(*r.style.hand)
+        r.place(move.to_square)
+        return "move-changed"
+
+    return hook
+
+
+# -- position-mismatch ------------------------------------------------------------------------
+
+
+def _knock_options(board: chess.Board, move: chess.Move, ply: int) -> list[chess.Square]:
+    mobile = {m.from_square for m in board.legal_moves}
+    own = chess.SquareSet(board.occupied_co[board.turn])
+    return sorted(sq for sq in own if sq not in mobile and sq not in _involved(board, move))
+
+
+def _knocked_over(sq: chess.Square) -> Hook:
+    def hook(r: Renderer, move: chess.Move) -> str | None:
+        r.pause(0.3, 2.0)
+        r.lift(sq)
+        r.pause(2.0, 6.0)
+        r.place(sq)
+        r.pause(0.5, 2.0)
+        return None
+
+    return hook
+
+
+# -- clock-no-move ----------------------------------------------------------------------------
+
+
+def _clock_options(board: chess.Board, move: chess.Move, ply: int) -> list[None]:
+    return [None] if ply >= 2 else []  # not at the very start, where a press looks like a start
+
+
+def _press_without_move(_: None) -> Hook:
+    def hook(r: Renderer, move: chess.Move) -> str | None:
+        r.clock()
+        r.pause(1.0, 3.0)
+        return None
+
+    return hook
+
+
+PLANS: dict[str, tuple[Options, Stager]] = {
+    "touch-move": (_touch_own_options, _touch_back),
+    "touch-move-enemy": (_touch_enemy_options, _touch_back),
+    "illegal-move": (_illegal_options, _illegal_then_take_back),
+    "move-changed": (_changed_options, _released_elsewhere),
+    "position-mismatch": (_knock_options, _knocked_over),
+    "clock-no-move": (_clock_options, _press_without_move),
+}
+
+
+def _options_by_ply(game: chess.pgn.Game, code: str, style: RenderStyle) -> dict[int, list[Any]]:
+    if code not in PLANS:
+        raise ValueError(f"unknown violation {code!r}; one of {', '.join(VIOLATION_CODES)}")
+    if code in NEEDS_CLOCK and not style.use_clock:
+        raise ValueError(f"{code} needs clock presses (style.use_clock)")
+    options_at, _ = PLANS[code]
+    board = game.board()
+    moves = list(game.mainline_moves())
+    for move in moves[: style.start_ply]:
+        board.push(move)
+    found: dict[int, list[Any]] = {}
+    for ply, move in enumerate(moves[style.start_ply :]):
+        if options := options_at(board, move, ply):
+            found[ply] = options
+        board.push(move)
+    return found
+
+
+def eligible_plies(game: chess.pgn.Game, code: str, style: RenderStyle = RenderStyle()) -> list[int]:
+    """Plies (indices into the rendered moves) where `code` can be staged."""
+    return sorted(_options_by_ply(game, code, style))
+
+
+def render_violation(
+    game: chess.pgn.Game,
+    code: str,
+    *,
+    seed: int,
+    ply: int | None = None,
+    style: RenderStyle = RenderStyle(),
+) -> RenderedGame:
+    """The game rendered with one `code` violation at `ply` (random eligible ply if None)."""
+    options = _options_by_ply(game, code, style)
+    if not options:
+        raise NoEligiblePly(f"no ply of this game can stage {code}")
+    choose = random.Random(f"{seed}:{code}")  # independent of the rendering's own draws
+    if ply is None:
+        ply = choose.choice(sorted(options))
+    elif ply not in options:
+        raise NoEligiblePly(f"{code} cannot be staged at ply {ply}")
+    hook = PLANS[code][1](choose.choice(options[ply]))
+    renderer = Renderer(game, seed, style)
+    traces = renderer.run({ply: hook})
+    return renderer.rendered(traces, [(ALERT_CODES[code], ply)])
+
+
+def touch_move(game: chess.pgn.Game, *, seed: int, ply: int | None = None,
+               style: RenderStyle = RenderStyle()) -> RenderedGame:
+    return render_violation(game, "touch-move", seed=seed, ply=ply, style=style)
+
+
+def touch_move_enemy(game: chess.pgn.Game, *, seed: int, ply: int | None = None,
+                     style: RenderStyle = RenderStyle()) -> RenderedGame:
+    return render_violation(game, "touch-move-enemy", seed=seed, ply=ply, style=style)
+
+
+def illegal_move(game: chess.pgn.Game, *, seed: int, ply: int | None = None,
+                 style: RenderStyle = RenderStyle()) -> RenderedGame:
+    return render_violation(game, "illegal-move", seed=seed, ply=ply, style=style)
+
+
+def move_changed(game: chess.pgn.Game, *, seed: int, ply: int | None = None,
+                 style: RenderStyle = RenderStyle()) -> RenderedGame:
+    return render_violation(game, "move-changed", seed=seed, ply=ply, style=style)
+
+
+def knocked_piece(game: chess.pgn.Game, *, seed: int, ply: int | None = None,
+                  style: RenderStyle = RenderStyle()) -> RenderedGame:
+    return render_violation(game, "position-mismatch", seed=seed, ply=ply, style=style)
+
+
+def clock_no_move(game: chess.pgn.Game, *, seed: int, ply: int | None = None,
+                  style: RenderStyle = RenderStyle()) -> RenderedGame:
+    return render_violation(game, "clock-no-move", seed=seed, ply=ply, style=style)

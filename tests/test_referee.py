@@ -1,0 +1,348 @@
+"""Table tests of the referee: sensor events in, moves, alerts and results out."""
+
+from __future__ import annotations
+
+import chess
+import pytest
+
+from script import play
+
+# Positions used below.
+ITALIAN = "r1bqk1nr/pppp1ppp/2n5/2b1p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4"
+BOTH_CASTLE = "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 2 8"
+EP_WHITE = "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"
+TWO_TARGETS = "4k3/8/8/2p1p3/3B4/8/8/4K3 w - - 0 1"  # Bd4 can take c5 or e5
+PROMO = "4k3/1P6/8/8/8/8/8/4K3 w - - 0 1"
+PROMO_CAPTURE = "r3k3/1P6/8/8/8/8/8/4K3 w - - 0 1"
+
+
+def test_quiet_moves_with_clock() -> None:
+    out = play("-e2 +e4 Cw -e7 +e5 Cb -g1 +f3 Cw")
+    assert out.sans == ["e4", "e5", "Nf3"]
+    assert out.alerts == []
+
+
+def test_quiet_moves_without_clock_complete_when_the_other_side_starts() -> None:
+    out = play("-e2 +e4 ~2 -e7 +e5 ~2 -g1 +f3")
+    assert out.sans == ["e4", "e5", "Nf3"]  # the last one completed by the end of the log
+    assert out.alerts == []
+
+
+def test_move_time_is_the_placement_not_the_press() -> None:
+    out = play("-e2 +e4 ~3 Cw")
+    assert out.lines("move")[0]["t"] == pytest.approx(1.8)
+
+
+@pytest.mark.parametrize("script", [
+    "-d5 -e4 +d5 Cw",  # victim first
+    "-e4 -d5 +d5 Cw",  # attacker first
+    "-e4 @0.02 -d5 @0.02 +d5 Cw",  # fast swap, the victim's square empty for a blip
+    "-e4 ~0.5 Cw",  # push-off swap: the victim's square never looks empty
+])
+def test_pawn_capture_in_every_order(script: str) -> None:
+    fen = "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 2"
+    out = play(script, fen)
+    assert out.sans == ["exd5"]
+    assert out.alerts == []
+
+
+@pytest.mark.parametrize("script, expected", [
+    ("-c5 -d4 +c5 Cw", "Bxc5"),
+    ("-d4 -e5 +e5 Cw", "Bxe5"),
+    ("-d4 @0.03 -e5 @0.02 +e5 Cw", "Bxe5"),  # the blip tells the square
+])
+def test_capture_square_from_the_event_history(script: str, expected: str) -> None:
+    out = play(script, TWO_TARGETS)
+    assert out.sans == [expected]
+    assert out.alerts == []
+
+
+def test_unseen_capture_waits_for_the_capturing_piece_to_be_lifted_and_replaced() -> None:
+    out = play("-d4 Cw ~1 -e5 @0.3 +e5", TWO_TARGETS)
+    assert out.sans == ["Bxe5"]
+    assert out.alerts == []
+
+
+def test_unseen_capture_shows_its_candidates_on_the_leds() -> None:
+    out = play("-d4 Cw ~1 T", TWO_TARGETS)
+    frames = out.lines("leds")
+    assert {"c5": ["yellow", "fast"], "e5": ["yellow", "fast"]} in [f["squares"] for f in frames]
+    assert "capture square not seen" in out.record.pgn_text()  # guessed only at the end
+
+
+def test_unseen_capture_decided_by_the_reply() -> None:
+    # After Bxe5 the black pawn on c5 can advance; after Bxc5 it could not be there.
+    out = play("-d4 Cw ~1 -c5 +c4 Cb", TWO_TARGETS)
+    assert out.sans == ["Bxe5", "c4"]
+    assert out.alerts == []
+
+
+@pytest.mark.parametrize("script, san", [
+    ("-e1 +g1 -h1 +f1 Cw", "O-O"),  # one hand, king then rook
+    ("-e1 @0.1 -h1 +g1 +f1 Cw", "O-O"),  # both lifted together
+    ("-e1 @0.1 -h1 +f1 +g1 Cw", "O-O"),
+    ("-e1 +c1 -a1 +d1 Cw", "O-O-O"),
+])
+def test_castling_king_first(script: str, san: str) -> None:
+    out = play(script, BOTH_CASTLE)
+    assert out.sans == [san]
+    assert out.alerts == []
+
+
+@pytest.mark.parametrize("script, san", [
+    ("-e8 +g8 -h8 +f8 Cb", "O-O"),
+    ("-e8 @0.1 -a8 +c8 +d8 Cb", "O-O-O"),
+])
+def test_black_castling(script: str, san: str) -> None:
+    fen = BOTH_CASTLE.replace(" w ", " b ")
+    assert play(script, fen).sans == [san]
+
+
+def test_rook_first_castling_is_touch_move_in_fide_and_accepted_in_casual() -> None:
+    script = "-h1 +f1 ~1 -e1 +g1 Cw"
+    fide = play(script, BOTH_CASTLE)
+    assert fide.sans == ["O-O"]  # the record follows the board; the arbiter rules
+    assert fide.alerts == ["touch-move"]
+    assert "4.4.2" in fide.alert("touch-move")["text"]
+    casual = play(script, BOTH_CASTLE, profile="casual")
+    assert casual.sans == ["O-O"] and casual.alerts == []
+
+
+@pytest.mark.parametrize("script", [
+    "-e5 +f6 -f5 Cw",
+    "-f5 -e5 +f6 Cw",
+    "-e5 -f5 +f6 Cw",
+])
+def test_en_passant_in_any_order(script: str) -> None:
+    out = play(script, EP_WHITE)
+    assert out.sans == ["exf6"]
+    assert out.alerts == []
+
+
+@pytest.mark.parametrize("script, san", [
+    ("-b7 +b8 Cw", "b8=Q+"),  # no selector: queen
+    ("=n -b7 +b8 Cw", "b8=N"),  # selector before
+    ("-b7 =r +b8 Cw", "b8=R+"),  # selector while the pawn is in hand
+    ("-b7 +b8 -b8 +b8 =b Cw", "b8=B"),  # pawn replaced, selector after placement
+    ("-b7 +b8 Cw @0.1 =n", "b8=N"),  # selector just after the press
+])
+def test_promotion_and_the_selector(script: str, san: str) -> None:
+    out = play(script, PROMO)
+    assert out.sans == [san]
+    assert out.alerts == []
+
+
+def test_capture_promotion() -> None:
+    out = play("-a8 -b7 +a8 =n Cw", PROMO_CAPTURE)
+    assert out.sans == ["bxa8=N"]
+
+
+def test_promotion_without_clock_takes_the_selector_before_the_reply() -> None:
+    out = play("-b7 +b8 =n ~2 -e8 +f7", PROMO.replace("8/4K3", "7P/4K3"))
+    assert out.sans == ["b8=N", "Kf7"]
+
+
+def test_lifting_a_piece_that_cannot_move_is_allowed() -> None:
+    out = play("-a1 +a1 -e2 +e4 Cw")
+    assert out.sans == ["e4"] and out.alerts == []
+
+
+def test_lifting_the_same_piece_twice_is_allowed() -> None:
+    out = play("-g1 +g1 -g1 +f3 Cw")
+    assert out.sans == ["Nf3"] and out.alerts == []
+
+
+def test_touch_move_own_piece() -> None:
+    out = play("-g1 ~1 +g1 -e2 +e4 Cw")
+    assert out.sans == ["e4"]
+    assert out.alerts == ["touch-move"]
+    assert out.alert("touch-move")["squares"] == ["g1"]
+
+
+def test_touch_move_enemy_piece_not_captured() -> None:
+    fen = "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq d6 0 2"
+    out = play("-d5 ~1 +d5 -g1 +f3 Cw", fen)
+    assert out.sans == ["Nf3"]
+    assert out.alerts == ["touch-move"]
+    assert out.alert("touch-move")["squares"] == ["d5"]
+
+
+def test_move_changed_after_release() -> None:
+    out = play("-g1 +h3 ~1.5 -h3 +f3 Cw")
+    assert out.sans == ["Nf3"]
+    assert out.alerts == ["move-changed"]
+
+
+def test_slide_blips_are_not_releases() -> None:
+    out = play("-d1 @0.03 +d2 @0.05 -d2 +d3 Cw",
+               "rnbqkbnr/pppppppp/8/8/8/8/PPP1PPPP/RNBQKBNR w KQkq - 0 1")
+    assert out.sans == ["Qd3"]
+    assert out.alerts == []
+
+
+def test_illegal_move_reinstated_and_penalised() -> None:
+    out = play("-g1 +g3 Cw ~2 -g3 +g1 -g1 +f3 Cw")
+    assert out.sans == ["Nf3"]
+    assert out.alerts == ["illegal-move"]
+    assert set(out.alert("illegal-move")["squares"]) == {"g1", "g3"}
+    assert out.lines("penalty") == [
+        {"t": pytest.approx(2.2), "kind": "penalty", "to": "black", "seconds": 120,
+         "reason": "illegal-move by White"}]
+
+
+def test_after_an_illegal_move_the_same_piece_must_move() -> None:
+    out = play("-g1 +g3 Cw ~2 -g3 +g1 -e2 +e4 Cw")
+    assert out.sans == ["e4"]
+    assert out.alerts == ["illegal-move", "touch-move"]
+
+
+def test_second_illegal_move_loses() -> None:
+    out = play("-g1 +g3 Cw -g3 +g1 -g1 +g4 Cw")
+    assert out.alerts == ["illegal-move", "illegal-move"]
+    assert out.result == ("0-1", "rules-infraction")
+
+
+def test_second_illegal_move_draws_when_the_opponent_cannot_mate() -> None:
+    fen = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"
+    out = play("-e1 +e3 Cw -e3 +e1 -e1 +g3 Cw", fen)
+    assert out.result == ("1/2-1/2", "rules-infraction")
+
+
+def test_rapid_penalty_is_one_minute() -> None:
+    out = play("-g1 +g3 Cw", profile="rapid")
+    assert out.lines("penalty")[0]["seconds"] == 60
+
+
+def test_clock_without_a_move() -> None:
+    out = play("Cw ~1 -e2 +e4 Cw")
+    assert out.sans == ["e4"]
+    assert out.alerts == ["clock-no-move"]
+    assert out.lines("penalty")[0]["to"] == "black"
+
+
+def test_press_slightly_before_the_placement_is_accepted() -> None:
+    out = play("-e2 ~0.5 Cw @0.15 +e4")
+    assert out.sans == ["e4"] and out.alerts == []
+
+
+def test_no_hint_before_the_press_in_fide() -> None:
+    out = play("-g1 +g3 ~5")
+    assert out.alerts == []
+    assert all(not frame["squares"] for frame in out.lines("leds"))
+
+
+def test_casual_flags_an_illegal_placement_at_once_without_penalty() -> None:
+    out = play("-g1 +g3 ~1 -g3 +f3 Cw", profile="casual")
+    assert out.alerts == ["illegal-move"]
+    assert out.lines("penalty") == []
+    assert out.sans == ["Nf3"]
+
+
+def test_knocked_over_piece_is_a_mismatch_not_a_move() -> None:
+    out = play("-e2 +e4 Cw ~1 -e4 ~3 +e4 -e7 +e5 Cb")  # White's pawn knocked on Black's turn
+    assert out.sans == ["e4", "e5"]
+    assert out.alerts == ["position-mismatch"]
+    assert out.alert("position-mismatch")["squares"] == ["e4"]
+    assert [c["code"] for c in out.lines("clear")] == ["position-mismatch"]
+
+
+def test_displaced_piece_guidance_pairs_extra_with_missing() -> None:
+    out = play("-e2 +e4 Cw ~1 -b1 @0.5 +b4 ~3 T")
+    frames = [f for f in out.lines("leds") if f["guidance"]]
+    assert frames[-1]["guidance"] == [["b4", "b1"]]
+    assert frames[-1]["squares"] == {"b1": ["green", "slow"], "b4": ["red", "slow"]}
+
+
+def test_brief_touch_out_of_turn_is_wrong_side() -> None:
+    out = play("-e2 +e4 Cw ~1 -e4 @0.5 +e4 -e7 +e5 Cb")
+    assert out.alerts == ["wrong-side"]
+    assert out.sans == ["e4", "e5"]
+
+
+def test_checkmate_ends_the_game_without_a_press() -> None:
+    out = play("-f2 +f3 Cw -e7 +e5 Cb -g2 +g4 Cw -d8 +h4 ~3")
+    assert out.sans[-1] == "Qh4#"
+    assert out.result == ("0-1", "checkmate")
+    assert out.lines("leds")[-1]["squares"] == {"e1": ["red", "steady"]}
+
+
+def test_stalemate() -> None:
+    out = play("-c6 +b6 Cw", "k7/8/2Q5/8/8/8/8/K7 w - - 0 1")
+    assert out.result == ("1/2-1/2", "stalemate")
+    assert out.lines("leds")[-1]["squares"] == {"a1": ["white", "steady"],
+                                                "a8": ["white", "steady"]}
+
+
+def test_insufficient_material() -> None:
+    out = play("-e1 -d2 +d2 Cw", "4k3/8/8/8/8/8/3p4/4K3 w - - 0 1")
+    assert out.result == ("1/2-1/2", "insufficient-material")
+
+
+def test_seventy_five_move_rule() -> None:
+    out = play("-a1 +a2 Cw", "7k/8/8/8/8/8/8/R3K3 w - - 149 120")
+    assert out.result == ("1/2-1/2", "seventy-five-moves")
+
+
+def test_fivefold_repetition() -> None:
+    cycle = "-g1 +f3 Cw -g8 +f6 Cb -f3 +g1 Cw -f6 +g8 Cb "
+    out = play(cycle * 4)
+    assert out.result == ("1/2-1/2", "fivefold-repetition")
+    assert len(out.sans) == 16
+
+
+def test_threefold_claim_correct_and_wrong() -> None:
+    cycle = "-g1 +f3 Cw -g8 +f6 Cb -f3 +g1 Cw -f6 +g8 Cb "
+    early = play(cycle + "Xw")
+    assert early.alerts == ["wrong-claim"]
+    assert early.lines("penalty")[0]["to"] == "black"
+    assert early.result is None
+    right = play(cycle * 2 + "Xw")
+    assert right.result == ("1/2-1/2", "threefold-repetition")
+
+
+def test_threefold_claim_with_the_declared_move_on_the_board() -> None:
+    cycle = "-g1 +f3 Cw -g8 +f6 Cb -f3 +g1 Cw -f6 +g8 Cb "
+    out = play(cycle + "-g1 +f3 Cw -g8 +f6 Cb -f3 +g1 Cw -f6 +g8 Xb")
+    assert out.result == ("1/2-1/2", "threefold-repetition")
+    assert out.sans[-1] == "Ng8"
+
+
+def test_fifty_move_claim() -> None:
+    out = play("-a1 +a2 Cw -h8 +g8 Xw", "7k/8/8/8/8/8/8/R3K3 w - - 99 80")
+    assert out.result == ("1/2-1/2", "fifty-moves")
+
+
+def test_draw_offer_and_acceptance() -> None:
+    out = play("-e2 +e4 Cw -e7 +e5 Ob Cb Aw")
+    assert out.result == ("1/2-1/2", "agreement")
+
+
+def test_draw_agreement_needs_a_move_each() -> None:
+    out = play("-e2 +e4 Ow Cw Ab")
+    assert out.result is None
+
+
+def test_resignation() -> None:
+    assert play("-e2 +e4 Cw Rb").result == ("1-0", "resignation")
+    assert play("Rw").result == ("0-1", "resignation")
+
+
+def test_resignation_against_a_lone_king_is_a_draw() -> None:
+    out = play("Rb", "4k3/8/8/8/8/8/4P3/4K3 b - - 0 1")
+    # Black resigns but White has a pawn: a win. Against a bare king it would be a draw:
+    assert out.result == ("1-0", "resignation")
+    out = play("Rw", "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1")
+    assert out.result == ("1/2-1/2", "resignation")
+
+
+def test_no_clock_capture_reply_victim_first() -> None:
+    # 1. e4 d5 2. exd5 with Black's d-pawn taken victim first; then Qxd5 victim first.
+    out = play("-e2 +e4 ~1 -d7 +d5 ~1 -d5 -e4 +d5 ~1 -d5 -d8 +d5")
+    assert out.sans == ["e4", "d5", "exd5", "Qxd5"]
+    assert out.alerts == []
+
+
+def test_starting_from_a_fen() -> None:
+    out = play("-e5 +f6 -f5 Cw -e8 +f7", EP_WHITE)
+    assert out.sans == ["exf6", "Kf7"]
+    assert out.record.pgn_game().headers["FEN"] == chess.Board(EP_WHITE).fen()
