@@ -91,11 +91,17 @@ class _Match:
 
     shapes: list[Shape]
     since: float
+    left_at: float | None = None  # when the board last moved away from it
     ends_game: bool | None = None  # computed on first need
 
     @property
     def key(self) -> _Key:
         return (self.shapes[0].vacated, self.shapes[0].filled)
+
+    @property
+    def placed(self) -> bool:
+        """A piece was seen arriving; a capture's state is only a piece in hand."""
+        return bool(self.shapes[0].filled)
 
 
 @dataclass(slots=True)
@@ -105,14 +111,14 @@ class _Turn:
     position: _Position
     started: float
     touched: list[tuple[float, chess.Square]] = field(default_factory=list)
-    last_event_on: dict[chess.Square, float] = field(default_factory=dict)  # raw, for captures
+    # Raw (time, placed) transitions per square: what tells a capture's square.
+    events_on: dict[chess.Square, list[tuple[float, bool]]] = field(default_factory=dict)
     lifted_raw: set[chess.Square] = field(default_factory=set)  # raw state: lifted, not back
     match: _Match | None = None
-    last_match: _Match | None = None  # kept while the board moves on: the opponent may reply
-    left_match_at: float | None = None  # when the board last moved away from a match
+    seen: list[_Match] = field(default_factory=list)  # the opponent may answer any of them
     released: list[_Match] = field(default_factory=list)  # legal placements left after 4.7
     must_move: chess.Square | None = None  # after an illegal move: 7.5.1 with 4.3
-    ambiguous: list[Shape] | None = None  # a completed capture whose square is unknown
+    ambiguous: _Match | None = None  # a completed capture whose square is unknown
     promotion: chess.PieceType | None = None
 
 
@@ -161,7 +167,7 @@ class Referee:
             if self._clock_decision is not None:
                 self._decide_clock(t)
             if self.result is None and self.turn.ambiguous is not None:
-                self._commit(self.turn.ambiguous, t, guess=True)
+                self._commit(self.turn.ambiguous.shapes, t, guess=True)
             elif self.result is None and self.turn.match is not None:
                 self._complete_match(t, guess=True)
         return self._drain()
@@ -206,7 +212,7 @@ class Referee:
         match event:
             case ev.Lifted(t, square) | ev.Placed(t, square):
                 placed = isinstance(event, ev.Placed)
-                self.turn.last_event_on[square] = t
+                self.turn.events_on.setdefault(square, []).append((t, placed))
                 self.debouncer.toggle(t, square, placed)
                 if placed and square in self.turn.lifted_raw:
                     self._resolve_ambiguity_by_touch(square)
@@ -258,11 +264,11 @@ class Referee:
         turn, occupied = self.turn, self.occupied
         position = turn.position
         if turn.ambiguous is not None:
-            captured = turn.ambiguous[0].after(position.occupied)
+            captured = turn.ambiguous.shapes[0].after(position.occupied)
             # A candidate square alone lifted may be the capturing piece being shown to
             # the board (lifted to be put back), or the opponent starting: wait and see.
             showing = any(occupied == captured & ~chess.BB_SQUARES[s.move.to_square]
-                          for s in turn.ambiguous)
+                          for s in turn.ambiguous.shapes)
             if occupied == captured or showing or self._opponent_started(t):
                 self._explained(t)
             else:
@@ -270,22 +276,25 @@ class Referee:
             return
         if occupied == position.occupied:
             self._leave_match(t)
-            turn.last_match = None
+            turn.seen.clear()
             self._explained(t)
             return
         full = position.full(occupied)
         if full:
-            if turn.match is None or turn.match.key != (full[0].vacated, full[0].filled):
+            key = (full[0].vacated, full[0].filled)
+            if turn.match is None or turn.match.key != key:
                 self._leave_match(t)
-                turn.match = turn.last_match = _Match(full, t)
+                turn.seen = [m for m in turn.seen if m.key != key]
+                turn.match = _Match(full, t)
+                turn.seen.append(turn.match)
             self._explained(t)
             return
         self._leave_match(t)
-        if position.partial(occupied):
-            if turn.last_match is None or not self._reply_complete(occupied):
-                self._explained(t)
-                return
-        if turn.last_match is not None and self._opponent_started(t):
+        if (position.partial(occupied) and not self._reply_complete(occupied)
+                and not self._released_and_answered()):
+            self._explained(t)  # the mover's move under way
+            return
+        if turn.seen and self._opponent_started(t):
             return
         self._unexplained(t)
 
@@ -294,14 +303,35 @@ class Referee:
         if match is not None:
             if t - match.since >= RELEASED_AFTER:
                 self.turn.released.append(match)
+            match.left_at = t
             self.turn.match = None
-            self.turn.left_match_at = t
 
-    def _lines(self) -> list[Shape]:
-        """The completed or standing moves of the mover that the opponent may be answering."""
+    def _released_and_answered(self) -> bool:
+        """A move left standing on the board is complete (4.7); the opponent is answering it."""
+        for match in self.turn.seen:
+            held = (match.left_at or match.since) - match.since >= RELEASED_AFTER
+            if match.shapes[0].move.promotion:
+                continue  # a pawn on the last rank waits to be replaced (4.6)
+            if held and self._placed(match) and any(self._answers(s) for s in match.shapes):
+                return True
+        return False
+
+    def _placed(self, match: _Match) -> bool:
+        """A piece was seen arriving: placed on an empty square, or landing on its victim."""
+        return match.placed or self._landed(match)
+
+    def _lines(self) -> list[_Match]:
+        """The mover's moves the opponent may be answering, the likeliest first.
+
+        A placement seen on the board outweighs a capture's bare lift: when the piece
+        just placed is lifted again, that is more likely the opponent taking it than
+        the mover capturing with it unseen.
+        """
         if self.turn.ambiguous is not None:
-            return self.turn.ambiguous
-        return self.turn.last_match.shapes if self.turn.last_match else []
+            return [self.turn.ambiguous]
+        seen = self.turn.seen[::-1]
+        placed = [m for m in seen if self._placed(m)]
+        return placed + [m for m in seen if m not in placed]
 
     def _replies(self, shape: Shape) -> _Position:
         board = self.board.copy(stack=False)
@@ -315,43 +345,53 @@ class Referee:
         followed by a capture in reply; only a reply whose own square saw events since
         the board left the move is believed.
         """
-        since = self.turn.left_match_at or 0.0
-        seen = self.turn.last_event_on
-        for line in self._distinct(self._lines()):
-            for reply in self._replies(line).full(occupied):
-                if reply.filled or seen.get(reply.captured, -1.0) >= since:  # type: ignore[arg-type]
-                    return True
+        events = self.turn.events_on
+        for match in self._lines():
+            since = match.left_at or 0.0
+            for line in self._distinct(match.shapes):
+                for reply in self._replies(line).full(occupied):
+                    seen = events.get(reply.captured, []) if reply.captured is not None else []
+                    if reply.filled or (seen and seen[-1][0] >= since):
+                        return True
         return False
+
+    def _answers(self, line: Shape) -> bool:
+        """Whether the board shows the opponent's reply to `line`, made or under way."""
+        reply = self._replies(line)
+        if reply.full(self.occupied) or reply.partial(self.occupied):
+            return True
+        # The opponent holding pieces of his own, even ones that cannot move.
+        emptied = reply.occupied & ~self.occupied
+        own = reply.board.occupied_co[reply.board.turn]
+        return bool(emptied) and not self.occupied & ~reply.occupied and not emptied & ~own
 
     def _opponent_started(self, t: float) -> bool:
         """If the board shows the opponent answering a move, that move is complete."""
-        lines = self._lines()
-        fitting = [
-            s for s in lines
-            if (reply := self._replies(s)).full(self.occupied) or reply.partial(self.occupied)
-        ]
-        if not fitting:
+        for match in self._lines():
+            fitting = [s for s in match.shapes if self._answers(s)]
+            if fitting:
+                break
+        else:
             return False
-        targets = {s.move.to_square for s in fitting}
-        if len(targets) > 1:
-            self.turn.ambiguous = fitting  # still undecided; the reply will tell
+        old = self.turn
+        # What happened since the board left the move is the opponent's, not the mover's.
+        cutoff = match.left_at if match.left_at is not None else t
+        if self._choose(fitting, before=cutoff) is None:
+            # Still undecided; the reply will tell.
+            old.ambiguous = _Match(self._distinct(fitting), match.since, cutoff)
             self._explained(t)
             return True
-        old = self.turn
-        since = old.last_match.since if old.last_match else t
-        cutoff = old.left_match_at if old.left_match_at is not None else t
-        carried = {sq: when for sq, when in old.last_event_on.items() if when >= cutoff}
+        since = match.since
+        carried = {sq: [e for e in seen if e[0] >= cutoff] for sq, seen in old.events_on.items()}
         old.touched = [(when, sq) for when, sq in old.touched if when < cutoff]
-        old.last_event_on = {sq: when for sq, when in old.last_event_on.items() if when < cutoff}
+        old.events_on = {sq: [e for e in seen if e[0] < cutoff] for sq, seen in old.events_on.items()}
         self._commit(fitting, since)
         if self.result is None:
             # The opponent's lifts so far are the new turn's touches.
-            base = self.turn.position.occupied
-            lifted = base & ~self.occupied
+            lifted = self.turn.position.occupied & ~self.occupied
             self.turn.touched = sorted(
-                (carried.get(sq, t), sq) for sq in _squares(lifted)
-            )
-            self.turn.last_event_on.update(carried)
+                ((carried.get(sq) or [(t, False)])[0][0], sq) for sq in _squares(lifted))
+            self.turn.events_on.update((sq, seen) for sq, seen in carried.items() if seen)
             self._explain(t)
         return True
 
@@ -411,7 +451,8 @@ class Referee:
 
     def _reference_occupancy(self) -> chess.Bitboard:
         lines = self._lines()
-        return lines[0].after(self.turn.position.occupied) if lines else self.turn.position.occupied
+        base = self.turn.position.occupied
+        return lines[0].shapes[0].after(base) if lines else base
 
     # ------------------------------------------------------------------ the clock
 
@@ -466,9 +507,9 @@ class Referee:
         """Complete the move these shapes describe, or wait if the capture is ambiguous."""
         chosen = self._choose(shapes)
         if chosen is None and not guess:
-            self.turn.ambiguous = self._distinct(shapes)
+            # What follows is the opponent's, or the capturing piece being shown.
+            self.turn.ambiguous = _Match(self._distinct(shapes), t, self.now)
             self.turn.match = None
-            self.turn.left_match_at = self.now  # what follows is the opponent's, or a showing
             self._clock_decision = None
             return
         if chosen is None:
@@ -485,14 +526,29 @@ class Referee:
             seen.setdefault(shape.move.to_square, shape)
         return list(seen.values())
 
-    def _choose(self, shapes: list[Shape]) -> Shape | None:
+    def _choose(self, shapes: list[Shape], before: float = float("inf")) -> Shape | None:
         candidates = self._distinct(shapes)
         if len(candidates) == 1:
             return candidates[0]
-        # Captures from one square: the victim's square is the one emptied last.
-        seen = [(self.turn.last_event_on[s.captured], i) for i, s in enumerate(candidates)
-                if s.captured is not None and s.captured in self.turn.last_event_on]
-        return candidates[max(seen)[1]] if seen else None
+        # Captures from one square. Once the capturing piece is lifted, the first square
+        # to see events is where it lands; later events there are someone else's. A
+        # victim taken before the attacker was lifted is the last enemy square touched.
+        events = self.turn.events_on
+        lifted = max((w for w, _ in events.get(candidates[0].move.from_square, []) if w < before),
+                     default=float("-inf"))
+        landing, earlier = [], []
+        for i, shape in enumerate(candidates):
+            if shape.captured is None:
+                continue
+            times = [w for w, _ in events.get(shape.captured, []) if w < before]
+            after = [w for w in times if w >= lifted]
+            if after:
+                landing.append((after[0], i))
+            elif times:
+                earlier.append((times[-1], i))
+        if landing:
+            return candidates[min(landing)[1]]
+        return candidates[max(earlier)[1]] if earlier else None
 
     def _with_promotion(self, chosen: Shape, shapes: list[Shape]) -> Shape:
         if not chosen.move.promotion:
@@ -505,8 +561,10 @@ class Referee:
 
     def _resolve_ambiguity_by_touch(self, square: chess.Square) -> None:
         """The capturing piece lifted and put back on one candidate square decides it."""
-        candidates = self.turn.ambiguous
-        if candidates is None or square not in {s.move.to_square for s in candidates}:
+        if self.turn.ambiguous is None:
+            return
+        candidates = self.turn.ambiguous.shapes
+        if square not in {s.move.to_square for s in candidates}:
             return
         if self.debouncer.raw != candidates[0].after(self.turn.position.occupied):
             return  # something else moved too: the opponent's reply will decide
@@ -668,9 +726,21 @@ class Referee:
         match = self.turn.match
         if match is None or self._clock_decision is not None:
             return None
+        if not self._placed(match):
+            return None  # a piece in hand is not yet a capture
         if match.ends_game is None:
             match.ends_game = all(self._ends_game(s) for s in match.shapes)
         return match.since + GAME_END_HOLD if match.ends_game else None
+
+    def _landed(self, match: _Match) -> bool:
+        """Whether a capture's square saw events since the capturing piece was lifted."""
+        events = self.turn.events_on
+        lifted = max((w for w, _ in events.get(match.shapes[0].move.from_square, [])), default=0.0)
+        for shape in match.shapes:
+            seen = events.get(shape.captured, []) if shape.captured is not None else []
+            if seen and seen[-1][1] and seen[-1][0] >= lifted:
+                return True
+        return False
 
     def _ends_game(self, shape: Shape) -> bool:
         board = self.board
@@ -751,7 +821,8 @@ class Referee:
             occupied=self.occupied,
             expected=turn.position.occupied,
             alerts=tuple(self.alerts.values()),
-            candidates=tuple(s.move.to_square for s in turn.ambiguous or ()),
+            candidates=tuple(s.move.to_square for s in turn.ambiguous.shapes)
+            if turn.ambiguous else (),
             must_move=turn.must_move,
             result=self.result,
         )
