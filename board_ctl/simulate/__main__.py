@@ -58,7 +58,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         rendered.write(args.out / f"{index:04d}.jsonl")
         written += 1
-    print(f"wrote {written} sensor logs to {args.out}" + (f" ({skipped} skipped)" if skipped else ""))
+    note = f" ({skipped} skipped)" if skipped else ""
+    print(f"wrote {written} sensor logs to {args.out}{note}")
     return 0
 
 

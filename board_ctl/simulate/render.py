@@ -59,6 +59,7 @@ class RenderStyle:
     idle_hold: tuple[float, float] = (0.3, 1.2)  # kept under 1.5 s: never a mismatch
     clock_after_end_prob: float = 0.5  # press the clock after a game-ending move
     claim_draws: bool = True  # `claim` at the end of a claimable threefold / fifty-move draw
+    resign: bool = True  # `resign` by the loser of a decisive game that did not end in mate
     start_ply: int = 0  # begin from the position after this many plies (with a `start` line)
 
 
@@ -77,6 +78,13 @@ class PlyTrace:
 
 @dataclass
 class RenderedGame:
+    """A sensor log and what it should replay to.
+
+    `moves` are the game's moves from `start_fen`; a ply index is an index into
+    `moves` (0-based, counted from the log's start position): a game report's 1-based
+    `ply` of the same move is that index + 1 when the log starts at the game's start.
+    """
+
     lines: list[dict[str, Any]]
     moves: list[chess.Move]
     expected_alerts: list[tuple[str, int]]  # (alert code, index into moves)
@@ -458,6 +466,15 @@ class Renderer:
             return self.rng.random() < self.style.clock_after_end_prob
         return True
 
+    def _game_end(self) -> None:
+        """The buttons that end a game the moves alone do not end."""
+        b = self.board
+        if self.style.resign and self.result in ("1-0", "0-1") and not b.is_checkmate():
+            self.pause(1.0, 10.0)
+            self.emit("resign", side="black" if self.result == "1-0" else "white")
+        else:
+            self._claim()
+
     def _claim(self) -> None:
         b = self.board
         claimable = b.is_repetition(3) or b.halfmove_clock >= 100
@@ -492,7 +509,7 @@ class Renderer:
             traces.append(
                 PlyTrace(i, move.uci(), san, label, first, len(self.lines), tuple(self.notes))
             )
-        self._claim()
+        self._game_end()
         return traces
 
     def _check_occupancy(self, ply: int) -> None:

@@ -239,7 +239,9 @@ def _options_by_ply(game: chess.pgn.Game, code: str, style: RenderStyle) -> dict
     return found
 
 
-def eligible_plies(game: chess.pgn.Game, code: str, style: RenderStyle = RenderStyle()) -> list[int]:
+def eligible_plies(
+    game: chess.pgn.Game, code: str, style: RenderStyle = RenderStyle()
+) -> list[int]:
     """Plies (indices into the rendered moves) where `code` can be staged."""
     return sorted(_options_by_ply(game, code, style))
 
