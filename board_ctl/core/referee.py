@@ -120,6 +120,7 @@ class _Turn:
     must_move: chess.Square | None = None  # after an illegal move: 7.5.1 with 4.3
     ambiguous: _Match | None = None  # a completed capture whose square is unknown
     promotion: chess.PieceType | None = None
+    promotion_at: float = 0.0
 
 
 class Referee:
@@ -222,7 +223,7 @@ class Referee:
             case ev.ClockPressed(t, side):
                 self._clock(t, side)
             case ev.PromotionChosen(t, piece):
-                self.turn.promotion = piece
+                self.turn.promotion, self.turn.promotion_at = piece, t
             case ev.Snapshot(t, occupied):
                 for change in self.debouncer.reset(occupied):
                     self._settled(SettledChange(t, change.square, change.occupied))
@@ -301,8 +302,8 @@ class Referee:
     def _leave_match(self, t: float) -> None:
         match = self.turn.match
         if match is not None:
-            if t - match.since >= RELEASED_AFTER:
-                self.turn.released.append(match)
+            if t - match.since >= RELEASED_AFTER and self._placed(match):
+                self.turn.released.append(match)  # a piece in hand is not released
             match.left_at = t
             self.turn.match = None
 
@@ -312,8 +313,13 @@ class Referee:
             held = (match.left_at or match.since) - match.since >= RELEASED_AFTER
             if match.shapes[0].move.promotion:
                 continue  # a pawn on the last rank waits to be replaced (4.6)
-            if held and self._placed(match) and any(self._answers(s) for s in match.shapes):
-                return True
+            if not (held and self._placed(match)):
+                continue
+            for shape in match.shapes:
+                arrived = shape.filled | chess.BB_SQUARES[shape.move.to_square]
+                # Still standing where it arrived: whatever moves now is the opponent's.
+                if not arrived & ~self.occupied and self._answers(shape):
+                    return True
         return False
 
     def _placed(self, match: _Match) -> bool:
@@ -413,9 +419,8 @@ class Referee:
         emptied = position.occupied & ~self.occupied
         filled = self.occupied & ~position.occupied
         own = position.board.occupied_co[position.board.turn]
-        if not filled and not emptied & ~own:
-            self._explained(t)  # pieces in the mover's hand
-            return
+        # Pieces lifted that no legal move explains (one that cannot move, say) are
+        # allowed for a moment; held on to, they are a mismatch like a knocked piece.
         if filled and not emptied & ~own and filled.bit_count() <= emptied.bit_count():
             # A move attempt, perhaps illegal: judged at the clock press (12.6).
             self._explained(t)
@@ -588,7 +593,10 @@ class Referee:
         if self.draw_offer is not None and self.draw_offer != mover:
             self.draw_offer = None  # declined by moving
         self._clock_decision = None
-        self.turn = _Turn(_Position.of(board), t)
+        old, self.turn = self.turn, _Turn(_Position.of(board), t)
+        if not move.promotion and old.promotion and old.promotion_at > t:
+            # Set after this move stood on the board: the opponent's choice, made early.
+            self.turn.promotion, self.turn.promotion_at = old.promotion, old.promotion_at
         self._check_game_end(t)
 
     # ------------------------------------------------------------------ rules

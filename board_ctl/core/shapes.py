@@ -30,7 +30,10 @@ class Shape:
         a state the hands pass through, whatever the order.
         """
         victim = chess.BB_SQUARES[self.captured] if self.captured is not None else 0
-        return not emptied & ~(self.vacated | victim) and not filled & ~self.filled
+        if emptied & ~(self.vacated | victim) or filled & ~self.filled:
+            return False
+        # A piece arrives only after leaving its square, except a promotion's new piece.
+        return not filled or bool(emptied & self.moved_from) or bool(self.move.promotion)
 
 
 def shape_of(board: chess.Board, move: chess.Move) -> Shape:
