@@ -285,8 +285,14 @@ class Referee:
             key = (full[0].vacated, full[0].filled)
             if turn.match is None or turn.match.key != key:
                 self._leave_match(t)
+                again = next((m for m in turn.seen if m.key == key), None)
                 turn.seen = [m for m in turn.seen if m.key != key]
-                turn.match = _Match(full, t)
+                if again is not None and again in turn.released and not full[0].move.promotion:
+                    # Back where it was released: the move stood all along, and what
+                    # happened in between was the opponent's (a touch of that piece).
+                    turn.match = again
+                else:
+                    turn.match = _Match(full, t)
                 turn.seen.append(turn.match)
             self._explained(t)
             return
@@ -304,7 +310,8 @@ class Referee:
         if match is not None:
             if t - match.since >= RELEASED_AFTER and self._placed(match):
                 self.turn.released.append(match)  # a piece in hand is not released
-            match.left_at = t
+            if match.left_at is None or match not in self.turn.released:
+                match.left_at = t
             self.turn.match = None
 
     def _released_and_answered(self) -> bool:
@@ -389,17 +396,32 @@ class Referee:
             return True
         since = match.since
         carried = {sq: [e for e in seen if e[0] >= cutoff] for sq, seen in old.events_on.items()}
+        touched_since = [(when, sq) for when, sq in old.touched if when >= cutoff]
         old.touched = [(when, sq) for when, sq in old.touched if when < cutoff]
         old.events_on = {sq: [e for e in seen if e[0] < cutoff] for sq, seen in old.events_on.items()}
         self._commit(fitting, since)
         if self.result is None:
             # The opponent's lifts so far are the new turn's touches.
             lifted = self.turn.position.occupied & ~self.occupied
-            self.turn.touched = sorted(
-                ((carried.get(sq) or [(t, False)])[0][0], sq) for sq in _squares(lifted))
+            touched = dict((sq, when) for when, sq in reversed(touched_since))
+            for sq, seen in carried.items():
+                lift = self._first_real_lift(seen)
+                if lift is not None:
+                    touched.setdefault(sq, lift)
+            for sq in _squares(lifted):
+                touched.setdefault(sq, (carried.get(sq) or [(t, False)])[0][0])
+            self.turn.touched = sorted((when, sq) for sq, when in touched.items()
+                                       if self.turn.position.occupied & chess.BB_SQUARES[sq])
             self.turn.events_on.update((sq, seen) for sq, seen in carried.items() if seen)
             self._explain(t)
         return True
+
+    def _first_real_lift(self, seen: list[tuple[float, bool]]) -> float | None:
+        """The first lift in these raw events that lasted past the debounce."""
+        for (when, placed), after in zip(seen, seen[1:] + [(float("inf"), True)]):
+            if not placed and after[0] - when >= self.debouncer.settle:
+                return when
+        return None
 
     def _explained(self, t: float) -> None:
         if self._unexplained_since is not None:
