@@ -298,7 +298,7 @@ class Referee:
             return
         self._leave_match(t)
         if (position.partial(occupied) and not self._reply_complete(occupied)
-                and not self._released_and_answered()):
+                and not self._arrived_and_answered()):
             self._explained(t)  # the mover's move under way
             return
         if turn.seen and self._opponent_started(t):
@@ -314,17 +314,17 @@ class Referee:
                 match.left_at = t
             self.turn.match = None
 
-    def _released_and_answered(self) -> bool:
-        """A move left standing on the board is complete (4.7); the opponent is answering it."""
+    def _arrived_and_answered(self) -> bool:
+        """A move whose piece arrived and still stands there is done; the opponent answers it.
+
+        Once the piece is seen arriving (placed, or landing on its victim), the mover
+        could only go on by lifting it again; a change elsewhere is the opponent's.
+        """
         for match in self.turn.seen:
-            held = (match.left_at or match.since) - match.since >= RELEASED_AFTER
-            if match.shapes[0].move.promotion:
+            if match.shapes[0].move.promotion or not self._placed(match):
                 continue  # a pawn on the last rank waits to be replaced (4.6)
-            if not (held and self._placed(match)):
-                continue
             for shape in match.shapes:
                 arrived = shape.filled | chess.BB_SQUARES[shape.move.to_square]
-                # Still standing where it arrived: whatever moves now is the opponent's.
                 if not arrived & ~self.occupied and self._answers(shape):
                     return True
         return False
