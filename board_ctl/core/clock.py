@@ -43,8 +43,9 @@ def to_ms(seconds: float) -> int:
 
 
 def _is_number(value: object) -> bool:
-    valid_type = isinstance(value, (int, float)) and not isinstance(value, bool)
-    return valid_type and math.isfinite(value)  # type: ignore[arg-type]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value)
 
 
 def _seconds(ms: int) -> float:
