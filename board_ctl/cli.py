@@ -15,7 +15,7 @@ from board_ctl.sensorlog import read_sensor_log
 def _replay(args: argparse.Namespace) -> int:
     path = Path(args.log)
     try:
-        with path.open(encoding="utf-8") as stream:
+        with path.open(encoding="utf-8", errors="replace") as stream:  # bad bytes: bad lines
             log = read_sensor_log(stream)
     except (OSError, UnicodeDecodeError) as exc:
         print(f"board-ctl replay: cannot read {path}: {exc}", file=sys.stderr)
