@@ -67,7 +67,6 @@ class MoveMade:
     ply: int
     move: chess.Move
     san: str
-    fen_after: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,8 @@ blink until the capturing piece is lifted and put back, or the next move decides
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import chess
@@ -40,7 +41,7 @@ from board_ctl.core.effects import (
 )
 from board_ctl.core.leds import LedView, led_frame
 from board_ctl.core.profiles import PROFILES, Profile
-from board_ctl.core.shapes import Shape, legal_shapes
+from board_ctl.core.shapes import Shape, shape_of
 
 MISMATCH_AFTER = 1.5  # s a board may differ unexplained before the alert (spec)
 RELEASED_AFTER = 0.5  # s a legal placement must stand to count as released (FIDE 4.7)
@@ -60,29 +61,79 @@ def _names(squares: tuple[chess.Square, ...] | list[chess.Square]) -> str:
     return ", ".join(chess.square_name(s) for s in squares)
 
 
-@dataclass(slots=True)
 class _Position:
-    """A position and the shapes of its legal moves, indexed by occupancy change."""
+    """A position, and the shapes of its legal moves, worked out only where asked."""
 
-    board: chess.Board
-    occupied: chess.Bitboard
-    shapes: list[Shape]
-    by_key: dict[_Key, list[Shape]]
+    __slots__ = ("board", "occupied", "_shapes", "_full", "_from", "_to")
 
-    @classmethod
-    def of(cls, board: chess.Board) -> _Position:
-        shapes = legal_shapes(board)
-        by_key: dict[_Key, list[Shape]] = {}
-        for shape in shapes:
-            by_key.setdefault((shape.vacated, shape.filled), []).append(shape)
-        return cls(board, board.occupied, shapes, by_key)
+    def __init__(self, board: chess.Board) -> None:
+        self.board = board
+        self.occupied = board.occupied
+        self._shapes: dict[chess.Move, Shape] = {}
+        self._full: dict[_Key, list[Shape]] = {}
+        self._from: dict[chess.Square, list[Shape]] = {}
+        self._to: dict[chess.Square, list[Shape]] = {}
+
+    def moves_from(self, mask: chess.Bitboard) -> Iterator[Shape]:
+        """Legal moves from these squares (cached square by square: the board asks often)."""
+        for square in chess.scan_forward(mask):
+            found = self._from.get(square)
+            if found is None:
+                moves = self.board.generate_legal_moves(from_mask=chess.BB_SQUARES[square])
+                found = self._from[square] = list(map(self._shape, moves))
+            yield from found
+
+    def moves_to(self, mask: chess.Bitboard) -> Iterator[Shape]:
+        for square in chess.scan_forward(mask):
+            found = self._to.get(square)
+            if found is None:
+                moves = self.board.generate_legal_moves(to_mask=chess.BB_SQUARES[square])
+                found = self._to[square] = list(map(self._shape, moves))
+            yield from found
+
+    def _shape(self, move: chess.Move) -> Shape:
+        shape = self._shapes.get(move)
+        if shape is None:
+            shape = self._shapes[move] = shape_of(self.board, move)
+        return shape
 
     def full(self, occupied: chess.Bitboard) -> list[Shape]:
-        return self.by_key.get((self.occupied & ~occupied, occupied & ~self.occupied), [])
+        """The legal moves after which the board is occupied exactly so."""
+        key = (self.occupied & ~occupied, occupied & ~self.occupied)
+        found = self._full.get(key)
+        if found is None:
+            found = self._full[key] = [
+                shape for shape in self.moves_from(key[0])
+                if shape.vacated == key[0] and shape.filled == key[1]
+            ]
+        return found
 
     def partial(self, occupied: chess.Bitboard) -> bool:
+        """Whether a legal move is on its way to this occupancy."""
         emptied, filled = self.occupied & ~occupied, occupied & ~self.occupied
-        return any(s.allows_partial(emptied, filled) for s in self.shapes)
+        board = self.board
+        own = board.occupied_co[board.turn]
+        # Moves of the lifted pieces; captures of lifted victims; a promotion's new piece
+        # placed before the pawn is lifted; castling begun with the rook.
+        targets = emptied & ~own
+        if not emptied & own:
+            targets |= filled
+        if board.ep_square is not None and targets:
+            targets |= chess.BB_SQUARES[board.ep_square]
+        lifted = emptied & own
+        if lifted & board.rooks:
+            lifted |= board.kings & own
+        shapes = itertools.chain(self.moves_from(lifted), self.moves_to(targets))
+        return any(shape.allows_partial(emptied, filled) for shape in shapes)
+
+    def movable(self, square: chess.Square) -> bool:
+        return any(True for _ in self.moves_from(chess.BB_SQUARES[square]))
+
+    def capturable(self, square: chess.Square) -> bool:
+        board, bit = self.board, chess.BB_SQUARES[square]
+        if any(board.generate_legal_moves(to_mask=bit)):
+            return bool(board.occupied & bit)
+        return any(self._shape(m).captured == square for m in board.generate_legal_ep())
 
 
 @dataclass(slots=True)
@@ -137,7 +188,7 @@ class Referee:
         self.start_fen = self.board.fen()
         self.debouncer = Debouncer(self.board.occupied, settle)
         self.occupied = self.board.occupied  # settled occupancy
-        self.turn = _Turn(_Position.of(self.board), 0.0)
+        self.turn = _Turn(_Position(self.board), 0.0)
         self.alerts: dict[str, Alert] = {}
         self.result: GameOver | None = None
         self.illegal_moves = {chess.WHITE: 0, chess.BLACK: 0}
@@ -148,6 +199,7 @@ class Referee:
         self._clock_decision: float | None = None
         self._clock_pressed_at = 0.0
         self._last_frame: LedFrame | None = None
+        self._led_signature: object = None
         self._out: list[Effect] = []
 
     # ------------------------------------------------------------------ public API
@@ -349,7 +401,7 @@ class Referee:
     def _replies(self, shape: Shape) -> _Position:
         board = self.board.copy(stack=False)
         board.push(shape.move)
-        return _Position.of(board)
+        return _Position(board)
 
     def _reply_complete(self, occupied: chess.Bitboard) -> bool:
         """Whether the opponent's reply is complete, not just the mover's move under way.
@@ -609,13 +661,12 @@ class Referee:
         self._check_touch_move(shape, t)
         self._check_changed(shape, t)
         move = shape.move
-        san = board.san(move)
-        board.push(move)
-        self._out.append(MoveMade(t, len(board.move_stack), move, san, board.fen()))
+        san = board.san_and_push(move)
+        self._out.append(MoveMade(t, len(board.move_stack), move, san))
         if self.draw_offer is not None and self.draw_offer != mover:
             self.draw_offer = None  # declined by moving
         self._clock_decision = None
-        old, self.turn = self.turn, _Turn(_Position.of(board), t)
+        old, self.turn = self.turn, _Turn(_Position(board), t)
         if not move.promotion and old.promotion and old.promotion_at > t:
             # Set after this move stood on the board: the opponent's choice, made early.
             self.turn.promotion, self.turn.promotion_at = old.promotion, old.promotion_at
@@ -628,15 +679,13 @@ class Referee:
             return
         board, turn = self.board, self.turn
         mover = board.turn
-        shapes = turn.position.shapes
-        movable = {s.move.from_square for s in shapes}
-        capturable = {s.captured for s in shapes if s.captured is not None}
+        position = turn.position
         touched = sorted(turn.touched)
         own = [(when, sq) for when, sq in touched
-               if board.color_at(sq) == mover and sq in movable]
+               if board.color_at(sq) == mover and position.movable(sq)]
         enemy = [(when, sq) for when, sq in touched
-                 if board.color_at(sq) == (not mover) and sq in capturable]
-        if turn.must_move is not None and turn.must_move in movable:
+                 if board.color_at(sq) == (not mover) and position.capturable(sq)]
+        if turn.must_move is not None and position.movable(turn.must_move):
             own.insert(0, (float("-inf"), turn.must_move))
         moved_from = shape.moved_from
         if board.is_castling(shape.move):
@@ -653,8 +702,8 @@ class Referee:
         if own and enemy and enemy[0][0] < own[0][0]:
             first_own = None  # the enemy piece was touched first (if unclear: own, 4.3.3)
         if first_own is not None and first_enemy is not None:
-            both = [s for s in shapes if s.move.from_square == first_own
-                    and s.captured == first_enemy]
+            both = [m for m in board.generate_legal_moves(from_mask=chess.BB_SQUARES[first_own])
+                    if shape_of(board, m).captured == first_enemy]
             if both:
                 if not (shape.move.from_square == first_own and shape.captured == first_enemy):
                     self._touch_alert(t, mover, (first_own, first_enemy),
@@ -753,14 +802,11 @@ class Referee:
                 self._game_over(t, "1/2-1/2", "fifty-moves")
 
     def _game_ending_deadline(self) -> float | None:
+        """When a move standing on the board may end the game by itself (checked then)."""
         match = self.turn.match
-        if match is None or self._clock_decision is not None:
+        if match is None or self._clock_decision is not None or match.ends_game is False:
             return None
-        if not self._placed(match):
-            return None  # a piece in hand is not yet a capture
-        if match.ends_game is None:
-            match.ends_game = all(self._ends_game(s) for s in match.shapes)
-        return match.since + GAME_END_HOLD if match.ends_game else None
+        return match.since + GAME_END_HOLD
 
     def _landed(self, match: _Match) -> bool:
         """Whether a capture's square saw events since the capturing piece was lifted."""
@@ -782,7 +828,12 @@ class Referee:
 
     def _end_by_placement(self, when: float) -> None:
         """A mating or drawing move ends the game without a press (FIDE 6.2.1)."""
-        self._complete_match(when, guess=True)
+        match = self.turn.match
+        assert match is not None
+        # A piece in hand is not yet a capture: only a piece seen arriving counts.
+        match.ends_game = self._placed(match) and all(self._ends_game(s) for s in match.shapes)
+        if match.ends_game:
+            self._complete_match(when, guess=True)
 
     def _accept_draw(self, t: float, side: chess.Color) -> None:
         if self.draw_offer is None or self.draw_offer == side:
@@ -858,12 +909,22 @@ class Referee:
         )
 
     def _drain(self) -> list[Effect]:
-        frame = led_frame(self.now, self.led_view(), self._out)
-        if self._last_frame is None or (frame.squares, frame.status, frame.guidance, frame.buzzer) != (
-            self._last_frame.squares, self._last_frame.status, self._last_frame.guidance,
-            self._last_frame.buzzer,
-        ):
-            self._out.append(frame)
-            self._last_frame = frame
+        # The frame is a pure function of this signature: skip the work when it is unchanged.
+        sound = any(isinstance(e, (Alert, GameOver)) for e in self._out)
+        restoring = "illegal-move" in self.alerts or "position-mismatch" in self.alerts
+        signature = (
+            len(self.board.move_stack), self.result,
+            tuple((a.code, a.squares) for a in self.alerts.values()),
+            self.turn.ambiguous is not None and self.turn.ambiguous.key, self.turn.must_move,
+            (self.occupied, self.turn.position.occupied) if restoring else None, sound,
+        )
+        if signature != self._led_signature:
+            self._led_signature = signature
+            frame = led_frame(self.now, self.led_view(), self._out)
+            last = self._last_frame
+            if last is None or (frame.squares, frame.status, frame.guidance, frame.buzzer) != (
+                    last.squares, last.status, last.guidance, last.buzzer):
+                self._out.append(frame)
+                self._last_frame = frame
         out, self._out = self._out, []
         return out
