@@ -39,6 +39,10 @@ class Debouncer:
         else:
             self._since[square] = t
 
+    @property
+    def pending(self) -> bool:
+        return bool(self._since)
+
     def next_deadline(self) -> float | None:
         return min(self._since.values()) + self.settle if self._since else None
 

@@ -200,6 +200,7 @@ class Referee:
         self._clock_pressed_at = 0.0
         self._last_frame: LedFrame | None = None
         self._led_signature: object = None
+        self._dirty = True  # something the LEDs show may have changed
         self._out: list[Effect] = []
 
     # ------------------------------------------------------------------ public API
@@ -233,6 +234,10 @@ class Referee:
 
     def _advance(self, t: float) -> None:
         """Fire, in time order, every timer due by t."""
+        if (not self.debouncer.pending and self._clock_decision is None
+                and self._unexplained_since is None and self.turn.match is None):
+            self.now = max(self.now, t)  # nothing can be due: the common case, made cheap
+            return
         while True:
             due: list[tuple[float, Callable[[float], None]]] = []
             deadline = self.debouncer.next_deadline()
@@ -261,17 +266,22 @@ class Referee:
 
     # ------------------------------------------------------------------ events
 
+    def _sensor(self, t: float, square: chess.Square, placed: bool) -> None:
+        turn = self.turn
+        turn.events_on.setdefault(square, []).append((t, placed))
+        self.debouncer.toggle(t, square, placed)
+        if placed and square in turn.lifted_raw:
+            self._resolve_ambiguity_by_touch(square)
+            turn.lifted_raw.discard(square)
+        elif not placed:
+            turn.lifted_raw.add(square)
+
     def _handle(self, event: ev.Event) -> None:
+        kind = type(event)
+        if kind is ev.Lifted or kind is ev.Placed:  # nine events in ten: no pattern matching
+            self._sensor(event.t, event.square, kind is ev.Placed)  # type: ignore[union-attr]
+            return
         match event:
-            case ev.Lifted(t, square) | ev.Placed(t, square):
-                placed = isinstance(event, ev.Placed)
-                self.turn.events_on.setdefault(square, []).append((t, placed))
-                self.debouncer.toggle(t, square, placed)
-                if placed and square in self.turn.lifted_raw:
-                    self._resolve_ambiguity_by_touch(square)
-                    self.turn.lifted_raw.discard(square)
-                elif not placed:
-                    self.turn.lifted_raw.add(square)
             case ev.ClockPressed(t, side):
                 self._clock(t, side)
             case ev.PromotionChosen(t, piece):
@@ -307,6 +317,7 @@ class Referee:
             return
         bit = chess.BB_SQUARES[change.square]
         self.occupied = self.occupied | bit if change.occupied else self.occupied & ~bit
+        self._dirty = True
         turn = self.turn
         if not change.occupied and turn.position.occupied & bit:
             if all(sq != change.square for _, sq in turn.touched):
@@ -444,6 +455,7 @@ class Referee:
         if self._choose(fitting, before=cutoff) is None:
             # Still undecided; the reply will tell.
             old.ambiguous = _Match(self._distinct(fitting), match.since, cutoff)
+            self._dirty = True
             self._explained(t)
             return True
         since = match.since
@@ -588,6 +600,7 @@ class Referee:
         if chosen is None and not guess:
             # What follows is the opponent's, or the capturing piece being shown.
             self.turn.ambiguous = _Match(self._distinct(shapes), t, self.now)
+            self._dirty = True
             self.turn.match = None
             self._clock_decision = None
             return
@@ -909,6 +922,9 @@ class Referee:
         )
 
     def _drain(self) -> list[Effect]:
+        if not self._out and not self._dirty:
+            return []
+        self._dirty = False
         # The frame is a pure function of this signature: skip the work when it is unchanged.
         sound = any(isinstance(e, (Alert, GameOver)) for e in self._out)
         restoring = "illegal-move" in self.alerts or "position-mismatch" in self.alerts
