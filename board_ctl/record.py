@@ -32,8 +32,14 @@ def report_object(effect: Effect) -> dict[str, Any] | None:
     """The game-report line for an effect (see shared/spec/sensor-log.md)."""
     t = round(effect.t, 4)
     match effect:
-        case MoveMade(ply=ply, move=move, san=san):
-            return {"t": t, "kind": "move", "ply": ply, "uci": move.uci(), "san": san}
+        case MoveMade(ply=ply, move=move, san=san, clock=clock, elapsed=elapsed):
+            line: dict[str, Any] = {"t": t, "kind": "move", "ply": ply, "uci": move.uci(),
+                                    "san": san}
+            if clock is not None:
+                line["clock"] = clock
+            if elapsed is not None:
+                line["elapsed"] = elapsed
+            return line
         case Alert(code=code, side=side, squares=squares, text=text):
             return {"t": t, "kind": "alert", "code": code,
                     "side": SIDE_NAMES[side] if side is not None else None,
@@ -78,6 +84,7 @@ class GameRecord:
 
     start_fen: str = chess.STARTING_FEN
     tags: dict[str, str] = field(default_factory=dict)
+    time_control: str | None = None
     moves: list[MoveMade] = field(default_factory=list)
     result: GameOver | None = None
     report: list[dict[str, Any]] = field(default_factory=list)
@@ -120,6 +127,8 @@ class GameRecord:
         game.headers["Black"] = self.tags.get("Black", "?")
         result = self.result.result if self.result else "*"
         game.headers["Result"] = result
+        if self.time_control:
+            game.headers["TimeControl"] = self.time_control
         for key, value in self.tags.items():
             if key not in game.headers:
                 game.headers[key] = value
@@ -134,6 +143,10 @@ class GameRecord:
             node = node.add_variation(made.move)
             if self.comments.get(ply):
                 node.comment = " ".join(self.comments[ply])
+            if made.clock is not None:
+                node.set_clock(made.clock)
+            if made.elapsed is not None:
+                node.set_emt(made.elapsed)
         if self.result:
             ending = f"{self.result.termination.replace('-', ' ')}"
             node.comment = f"{node.comment} {ending}".strip() if node is not game else ending

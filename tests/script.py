@@ -78,5 +78,6 @@ class Outcome:
 
 
 def play(script: str, fen: str = chess.STARTING_FEN, profile: str = "fide",
-         gap: float = 0.4) -> Outcome:
-    return Outcome(replay_events(StartInfo(fen=fen), events(script, gap), PROFILES[profile]))
+         gap: float = 0.4, time_control: str | None = None) -> Outcome:
+    start = StartInfo(fen=fen, time_control=time_control)
+    return Outcome(replay_events(start, events(script, gap), PROFILES[profile]))

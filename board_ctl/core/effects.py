@@ -67,6 +67,8 @@ class MoveMade:
     ply: int
     move: chess.Move
     san: str
+    clock: float | None = None  # the mover's time left after the move ([%clk]); None untimed
+    elapsed: float | None = None  # the time the move took ([%emt])
 
 
 @dataclass(frozen=True, slots=True)

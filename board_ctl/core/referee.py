@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import chess
 
 from board_ctl.core import events as ev
+from board_ctl.core.clock import ChessClock, flag_result
 from board_ctl.core.debounce import DEFAULT_SETTLE, Debouncer, SettledChange
 from board_ctl.core.effects import (
     Alert,
@@ -42,6 +43,7 @@ from board_ctl.core.effects import (
 from board_ctl.core.leds import LedView, led_frame
 from board_ctl.core.profiles import PROFILES, Profile
 from board_ctl.core.shapes import Shape, shape_of
+from board_ctl.core.timecontrol import TimeControl
 
 MISMATCH_AFTER = 1.5  # s a board may differ unexplained before the alert (spec)
 RELEASED_AFTER = 0.5  # s a legal placement must stand to count as released (FIDE 4.7)
@@ -182,9 +184,14 @@ class Referee:
         fen: str = chess.STARTING_FEN,
         profile: Profile = PROFILES["fide"],
         settle: float = DEFAULT_SETTLE,
+        time_control: TimeControl | None = None,
     ) -> None:
         self.profile = profile
         self.board = chess.Board(fen)
+        # The service keeps time from lever presses; the game (and the clock of the side
+        # to move) starts at t = 0. Untimed games still measure each move's time.
+        self.clock = ChessClock(time_control, start_side=self.board.turn)
+        self.clock.start(0.0)
         self.start_fen = self.board.fen()
         self.debouncer = Debouncer(self.board.occupied, settle)
         self.occupied = self.board.occupied  # settled occupancy
@@ -197,7 +204,7 @@ class Referee:
         self._unexplained_since: float | None = None
         self._unexplained_lifts: set[chess.Square] = set()
         self._clock_decision: float | None = None
-        self._clock_pressed_at = 0.0
+        self._pressed: float | None = None  # the press that is completing the move
         self._last_frame: LedFrame | None = None
         self._led_signature: object = None
         self._dirty = True  # something the LEDs show may have changed
@@ -234,8 +241,10 @@ class Referee:
 
     def _advance(self, t: float) -> None:
         """Fire, in time order, every timer due by t."""
+        flag = self.clock.flag_time() if self.result is None else None
         if (not self.debouncer.pending and self._clock_decision is None
-                and self._unexplained_since is None and self.turn.match is None):
+                and self._unexplained_since is None and self.turn.match is None
+                and (flag is None or flag > t)):
             self.now = max(self.now, t)  # nothing can be due: the common case, made cheap
             return
         while True:
@@ -251,6 +260,9 @@ class Referee:
                 ending = self._game_ending_deadline()
                 if ending is not None:
                     due.append((ending, self._end_by_placement))
+                flag = self.clock.flag_time()
+                if flag is not None:
+                    due.append((flag, self._flag))
             if not due:
                 break
             when, fire = min(due, key=lambda item: item[0])
@@ -550,6 +562,7 @@ class Referee:
     def _clock(self, t: float, side: chess.Color) -> None:
         if side != self.board.turn:
             return  # the lever is already down on that side: nothing happens
+        self._pressed = t
         plies = len(self.board.move_stack)
         for change in self.debouncer.flush():
             self._settled(SettledChange(min(change.t, t), change.square, change.occupied))
@@ -562,7 +575,6 @@ class Referee:
         if turn.match is not None and not needs_choice:
             self._complete_match(t)
         else:
-            self._clock_pressed_at = t
             self._clock_decision = t + CLOCK_GRACE
 
     def _decide_clock(self, when: float) -> None:
@@ -572,7 +584,7 @@ class Referee:
             self._settled(SettledChange(min(change.t, when), change.square, change.occupied))
         if self.result is not None or len(self.board.move_stack) != plies:
             return
-        turn, pressed = self.turn, self._clock_pressed_at
+        turn, pressed = self.turn, self._pressed if self._pressed is not None else when
         if turn.ambiguous is not None:
             return
         if turn.match is not None:
@@ -675,7 +687,11 @@ class Referee:
         self._check_changed(shape, t)
         move = shape.move
         san = board.san_and_push(move)
-        self._out.append(MoveMade(t, len(board.move_stack), move, san))
+        switched_at = max(self._pressed if self._pressed is not None else t, self.clock.now or 0.0)
+        self._pressed = None
+        pressed = self.clock.press(mover, switched_at)
+        remaining, elapsed = pressed if pressed is not None else (None, None)
+        self._out.append(MoveMade(t, len(board.move_stack), move, san, remaining, elapsed))
         if self.draw_offer is not None and self.draw_offer != mover:
             self.draw_offer = None  # declined by moving
         self._clock_decision = None
@@ -772,6 +788,7 @@ class Referee:
     def _illegal(self, t: float, code: str, squares: tuple[chess.Square, ...], text: str) -> None:
         """A completed illegal move (7.5.1) or a press without a move (7.5.3)."""
         mover = self.board.turn
+        self._pressed = None  # the press did not complete a move: the mover's clock runs on
         self._alert(t, code, mover, squares, f"{_NAMES[mover]}: {text}")
         self.turn.touched.clear()
         self.turn.released.clear()
@@ -783,10 +800,25 @@ class Referee:
             self._game_over(t, self._win_for(not mover), "rules-infraction")
             return
         if self.profile.penalty_seconds:
-            self._out.append(Penalty(t, not mover, self.profile.penalty_seconds,
-                                     f"{code} by {_NAMES[mover]}"))
+            self._penalty(t, not mover, f"{code} by {_NAMES[mover]}")
             self._note(t, f"{code} by {_NAMES[mover]}: +{self.profile.penalty_seconds // 60} "
                           f"min to {_NAMES[not mover]} (FIDE 7.5.5)")
+
+    def _penalty(self, t: float, to_side: chess.Color, reason: str) -> None:
+        """Time for the opponent of the offender (7.5.5, 9.5.3), applied to the clock."""
+        seconds = self.profile.penalty_seconds
+        self.clock.add_time(to_side, seconds, max(t, self.clock.now or 0.0))
+        self._out.append(Penalty(t, to_side, seconds, reason))
+
+    def _flag(self, when: float) -> None:
+        """The side to move ran out of time (FIDE 6.9)."""
+        side = self.clock.turn
+        assert side is not None
+        king = self.board.king(side)
+        self._alert(when, "flag", side, (king,) if king is not None else (),
+                    f"{_NAMES[side]}'s time ran out")
+        result, termination = flag_result(self.board, side)
+        self._game_over(when, result, termination)
 
     def _win_for(self, winner: chess.Color) -> str:
         """Win for `winner`, or a draw when `winner` could not mate by any series (5.1.2, 6.9)."""
@@ -881,8 +913,7 @@ class Referee:
                     "the game goes on (FIDE 9.5.3)")
         self._clear(t, "wrong-claim")
         if self.profile.penalty_seconds:
-            self._out.append(Penalty(t, not side, self.profile.penalty_seconds,
-                                     f"wrong claim by {_NAMES[side]}"))
+            self._penalty(t, not side, f"wrong claim by {_NAMES[side]}")
             self._note(t, f"wrong draw claim by {_NAMES[side]}: "
                           f"+{self.profile.penalty_seconds // 60} min to {_NAMES[not side]}")
 
