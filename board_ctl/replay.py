@@ -1,4 +1,5 @@
-"""Replaying a sensor log through the referee: what `board-ctl replay` does."""
+"""Replaying a sensor log through the referee: what `board-ctl replay` does, and how a
+restarted service gets its game back from the journal."""
 
 from __future__ import annotations
 
@@ -12,22 +13,36 @@ from board_ctl.record import GameRecord
 from board_ctl.sensorlog import SensorLog, StartInfo
 
 
+def new_game(
+    start: StartInfo, profile: Profile, time_control: TimeControl | None = None
+) -> tuple[Referee, GameRecord]:
+    """A referee and an empty record for a game; `time_control` overrides the start's."""
+    if time_control is None and start.time_control:
+        time_control = TimeControl.parse(start.time_control)
+    referee = Referee(start.fen, profile, time_control=time_control)
+    record = GameRecord(start.fen, dict(start.tags),
+                        str(time_control) if time_control is not None else None)
+    return referee, record
+
+
+def feed_all(referee: Referee, record: GameRecord, events: Iterable[Event]) -> float:
+    """Feed events in order; the time of the last one (0.0 for none)."""
+    last_t = 0.0
+    for event in events:
+        record.extend(referee.feed(event))
+        last_t = event.t
+    return last_t
+
+
 def replay_events(
     start: StartInfo,
     events: Iterable[Event],
     profile: Profile,
     time_control: TimeControl | None = None,
 ) -> GameRecord:
-    """Feed the events to a referee; `time_control` overrides the log's own."""
-    if time_control is None and start.time_control:
-        time_control = TimeControl.parse(start.time_control)
-    referee = Referee(start.fen, profile, time_control=time_control)
-    record = GameRecord(start.fen, dict(start.tags),
-                        str(time_control) if time_control is not None else None)
-    last_t = 0.0
-    for event in events:
-        record.extend(referee.feed(event))
-        last_t = event.t
+    """The whole game of a log: its events, then the end of the log."""
+    referee, record = new_game(start, profile, time_control)
+    last_t = feed_all(referee, record, events)
     record.extend(referee.finish(last_t))
     return record
 
