@@ -2,7 +2,7 @@
 
 Square colours: green where a piece must go back, red where a piece must leave, blue the
 touched piece that must move, yellow (fast blink) the candidate squares of a capture the
-board could not see, white both kings on a draw, red the losing king. Nothing is lit for a
+board could not see, orange a sensor found faulty, white both kings on a draw, red the losing king. Nothing is lit for a
 move that is not yet completed (FIDE 12.6).
 """
 
@@ -35,6 +35,7 @@ class LedView:
     candidates: tuple[chess.Square, ...]
     must_move: chess.Square | None
     result: GameOver | None
+    faulty: chess.Bitboard = 0  # sensors not believed
 
 
 _RESTORE_CODES = ("illegal-move", "position-mismatch")
@@ -82,6 +83,8 @@ def led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> LedFra
                 light(square, Colour.RED, Blink.SLOW)
         for square in view.candidates:
             light(square, Colour.YELLOW, Blink.FAST)
+        for square in chess.scan_forward(view.faulty):
+            light(square, Colour.ORANGE, Blink.SLOW)
     over = view.result is not None
     status = StatusLights(
         white_to_move=not over and view.board.turn == chess.WHITE,

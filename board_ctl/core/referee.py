@@ -50,6 +50,8 @@ RELEASED_AFTER = 0.5  # s a legal placement must stand to count as released (FID
 CLOCK_GRACE = 0.3  # s after a press for a placement or selector skewed behind it (6.2.4)
 GAME_END_HOLD = 1.0  # s a mating or drawing placement must stand to end the game unpressed
 ROOK_FIRST_MARGIN = 0.3  # s: a rook lifted this much before the king was touched first
+CHATTER_TOGGLES = 24  # raw toggles of one square within CHATTER_WINDOW: a failing switch
+CHATTER_WINDOW = 2.0
 
 _NAMES = {chess.WHITE: "White", chess.BLACK: "Black"}
 _Key = tuple[int, int]  # (vacated, filled): the occupancy change that identifies a shape
@@ -57,6 +59,15 @@ _Key = tuple[int, int]  # (vacated, filled): the occupancy change that identifie
 
 def _squares(bits: chess.Bitboard) -> tuple[chess.Square, ...]:
     return tuple(chess.scan_forward(bits))
+
+
+def _subsets(bits: chess.Bitboard) -> Iterator[chess.Bitboard]:
+    subset = 0
+    while True:
+        yield subset
+        subset = (subset - bits) & bits
+        if not subset:
+            return
 
 
 def _names(squares: tuple[chess.Square, ...] | list[chess.Square]) -> str:
@@ -194,7 +205,10 @@ class Referee:
         self.clock.start(0.0)
         self.start_fen = self.board.fen()
         self.debouncer = Debouncer(self.board.occupied, settle)
-        self.occupied = self.board.occupied  # settled occupancy
+        self.sensed = self.board.occupied  # settled sensor readings
+        self.occupied = self.sensed  # the readings, faulty sensors read as the game needs
+        self.faulty: chess.Bitboard = 0  # sensors found chattering or stuck: not believed
+        self._toggles: dict[chess.Square, list[float]] = {}
         self.turn = _Turn(_Position(self.board), 0.0)
         self.alerts: dict[str, Alert] = {}
         self.result: GameOver | None = None
@@ -279,6 +293,16 @@ class Referee:
     # ------------------------------------------------------------------ events
 
     def _sensor(self, t: float, square: chess.Square, placed: bool) -> None:
+        if self.faulty & chess.BB_SQUARES[square]:
+            return  # not believed: neither a touch nor evidence of a capture
+        recent = self._toggles.setdefault(square, [])
+        recent.append(t)
+        while recent[0] < t - CHATTER_WINDOW:
+            recent.pop(0)
+        if len(recent) > CHATTER_TOGGLES:
+            self._sensor_fault(t, square, f"switched {len(recent)} times in "
+                                          f"{CHATTER_WINDOW:.0f} s")
+            return
         turn = self.turn
         turn.events_on.setdefault(square, []).append((t, placed))
         self.debouncer.toggle(t, square, placed)
@@ -328,13 +352,70 @@ class Referee:
         if self.result is not None:
             return
         bit = chess.BB_SQUARES[change.square]
-        self.occupied = self.occupied | bit if change.occupied else self.occupied & ~bit
+        self.sensed = self.sensed | bit if change.occupied else self.sensed & ~bit
+        self.occupied = self._reading()
         self._dirty = True
         turn = self.turn
         if not change.occupied and turn.position.occupied & bit:
             if all(sq != change.square for _, sq in turn.touched):
                 turn.touched.append((change.t, change.square))
         self._explain(change.t)
+
+    def _reading(self, deciding: bool = False) -> chess.Bitboard:
+        """The sensed occupancy, each faulty sensor read the way that explains the board best.
+
+        A piece missing from its square is in hand until the clock is pressed; only then
+        may it have gone to the faulty square (`deciding`).
+        """
+        if not self.faulty:
+            return self.sensed
+        position = self.turn.position
+        good = self.sensed & ~self.faulty
+        as_before = good | (position.occupied & self.faulty)
+        readings = [as_before] + [good | subset for subset in _subsets(self.faulty)]
+
+        def plausible(reading: chess.Bitboard) -> float:
+            full = position.full(reading)
+            if full and not full[0].filled and self._landed(_Match(full, 0.0)):
+                return 5  # a capture seen landing: the capturing piece left the bad square
+            if reading == position.occupied:
+                return 4
+            if full and full[0].filled:
+                if not full[0].filled & self.faulty or deciding:
+                    return 3
+                return 1.5  # arrived on the bad square, or still in hand: wait for the press
+            if position.partial(reading):
+                return 2
+            return 1 if full else 0  # a capture nobody saw land: least likely
+
+        return max(readings, key=plausible)  # the first of the best: as before, if it ties
+
+    def _sensor_fault(self, t: float, square: chess.Square, why: str) -> None:
+        """A sensor not to be believed any more; the game goes on without it."""
+        self.faulty |= chess.BB_SQUARES[square]
+        self._alert(t, "suspect-sensor", None, _squares(self.faulty),
+                    f"the sensor of {chess.square_name(square)} {why}: it is ignored from "
+                    "now on; check its reed switch after the game")
+        self.occupied = self._reading()
+
+    def _one_flip(self) -> tuple[chess.Square, list[Shape]] | None:
+        """A sensor that did not change though the move needs it to: the only one that,
+        read the other way, makes the board a legal move (another square saw the move)."""
+        position = self.turn.position
+        base, sensed = position.occupied, self.occupied
+        emptied, filled = base & ~sensed, sensed & ~base
+        if not any(self.turn.events_on.get(sq) for sq in _squares(emptied | filled)):
+            return None
+        own = position.board.occupied_co[position.board.turn]
+        found: dict[chess.Square, list[Shape]] = {}
+        for shape in itertools.chain(position.moves_from(emptied & own), position.moves_to(filled)):
+            for square in _squares(shape.vacated | shape.filled):
+                if self.turn.events_on.get(square):
+                    continue
+                flipped = sensed ^ chess.BB_SQUARES[square]
+                if (shape.vacated, shape.filled) == (base & ~flipped, flipped & ~base):
+                    found.setdefault(square, []).append(shape)
+        return next(iter(found.items())) if len(found) == 1 else None
 
     def _explain(self, t: float) -> None:
         turn, occupied = self.turn, self.occupied
@@ -568,6 +649,9 @@ class Referee:
             self._settled(SettledChange(min(change.t, t), change.square, change.occupied))
         if self.result is not None or len(self.board.move_stack) != plies:
             return
+        if self.faulty:  # the hand has left: a faulty square may now be where it went
+            self.occupied = self._reading(deciding=True)
+            self._explain(t)
         turn = self.turn
         if turn.ambiguous is not None:
             return  # the capture is complete; it waits for the capturing square
@@ -587,6 +671,14 @@ class Referee:
         turn, pressed = self.turn, self._pressed if self._pressed is not None else when
         if turn.ambiguous is not None:
             return
+        if turn.match is None and self.faulty:
+            self.occupied = self._reading(deciding=True)
+            self._explain(when)
+        stuck = self._one_flip() if turn.match is None else None
+        if stuck is not None:
+            self._sensor_fault(pressed, stuck[0], "did not change when the move was made")
+            self.occupied = self._reading(deciding=True)
+            self._explain(when)
         if turn.match is not None:
             self._complete_match(when)
         elif self.occupied == turn.position.occupied:
@@ -696,6 +788,7 @@ class Referee:
             self.draw_offer = None  # declined by moving
         self._clock_decision = None
         old, self.turn = self.turn, _Turn(_Position(board), t)
+        self.occupied = self._reading()
         if not move.promotion and old.promotion and old.promotion_at > t:
             # Set after this move stood on the board: the opponent's choice, made early.
             self.turn.promotion, self.turn.promotion_at = old.promotion, old.promotion_at
@@ -949,6 +1042,7 @@ class Referee:
             candidates=tuple(s.move.to_square for s in turn.ambiguous.shapes)
             if turn.ambiguous else (),
             must_move=turn.must_move,
+            faulty=self.faulty,
             result=self.result,
         )
 

@@ -1,0 +1,73 @@
+"""Sensor health: a chattering or stuck square is reported with its square; the game goes on."""
+
+from __future__ import annotations
+
+import json
+
+import chess
+import pytest
+
+from board_ctl.sensorlog import read_sensor_log
+from board_ctl.replay import replay_log
+from board_ctl.core.profiles import PROFILES
+from board_ctl.simulate import RenderStyle, render_game
+from corpus import corpus
+from script import play
+
+
+def test_a_chattering_square_is_reported_and_ignored() -> None:
+    chatter = " ".join(f"@0.02 -a2 @0.02 +a2" for _ in range(15))
+    out = play("-e2 +e4 Cw " + chatter + " -e7 +e5 Cb -g1 +f3 Cw")
+    assert out.sans == ["e4", "e5", "Nf3"]
+    assert out.alerts == ["suspect-sensor"]
+    assert out.alert("suspect-sensor")["squares"] == ["a2"]
+    assert {"a2": ["orange", "slow"]}.items() <= out.lines("leds")[-1]["squares"].items()
+
+
+def test_a_stuck_origin_square_is_found_when_the_move_needs_it() -> None:
+    # d1's switch stays closed: the queen's lift is never reported, its arrival on h5 is,
+    # and only the queen could have come to h5.
+    out = play("-e2 +e4 Cw -e7 +e5 Cb +h5 Cw -b8 +c6 Cb -h5 +d1 Cw")
+    assert out.sans == ["e4", "e5", "Qh5", "Nc6", "Qd1"]  # back to the dead square
+    assert out.alerts == ["suspect-sensor"]
+    assert out.alert("suspect-sensor")["squares"] == ["d1"]
+
+
+def test_a_stuck_square_that_fits_two_moves_is_not_guessed() -> None:
+    # A piece appeared on f3: the knight from g1 or the pawn from f2, both unseen.
+    out = play("+f3 Cw")
+    assert out.sans == [] and out.alerts == ["illegal-move"]
+
+
+def test_a_press_without_a_move_is_not_taken_for_a_dead_sensor() -> None:
+    out = play("Cw -e2 +e4 Cw")
+    assert out.alerts == ["clock-no-move"] and out.sans == ["e4"]
+
+
+@pytest.mark.parametrize("index", [5, 17, 42, 99])
+def test_a_real_game_with_a_dead_square_still_comes_out_exact(index: int) -> None:
+    """A switch stops working mid-game: none of its events reach the controller."""
+    game = corpus()[index]
+    # No push-off captures: a capture nobody sees is indistinguishable from a move to
+    # the dead square.
+    style = RenderStyle(capture_styles=(1.0, 1.0, 1.0, 0.0))
+    rendered = render_game(game, seed=index, style=style)
+    # From the 20th move on, the first move whose piece alone could reach its square
+    # leaves a square whose switch then dies.
+    board = chess.Board(rendered.start_fen)
+    for ply, move in enumerate(rendered.moves):
+        if ply >= 20 and not board.is_capture(move) and not board.is_castling(move) and len(
+                list(board.generate_legal_moves(to_mask=chess.BB_SQUARES[move.to_square]))) == 1:
+            break
+        board.push(move)
+    dead = rendered.moves[ply].from_square
+    from_t = rendered.lines[rendered.plies[ply].first_line]["t"]
+
+    lines = [line for line in rendered.lines
+             if not (line.get("sq") == chess.square_name(dead) and line["t"] >= from_t)]
+    log = read_sensor_log([json.dumps(line) for line in lines])
+    record = replay_log(log, PROFILES["fide"])
+    alerts = [line for line in record.report if line["kind"] == "alert"]
+    assert [a["code"] for a in alerts] == ["suspect-sensor"]
+    assert alerts[0]["squares"] == [chess.square_name(dead)]
+    assert [m.move for m in record.moves] == rendered.moves
