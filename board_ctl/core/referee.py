@@ -22,7 +22,7 @@ blink until the capturing piece is lifted and put back, or the next move decides
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import chess
@@ -54,6 +54,7 @@ CHATTER_TOGGLES = 24  # raw toggles of one square within CHATTER_WINDOW: a faili
 CHATTER_WINDOW = 2.0
 
 _NAMES = {chess.WHITE: "White", chess.BLACK: "Black"}
+_PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 _Key = tuple[int, int]  # (vacated, filled): the occupancy change that identifies a shape
 
 
@@ -116,16 +117,38 @@ class _Position:
         found = self._full.get(key)
         if found is None:
             found = self._full[key] = [
-                shape for shape in self.moves_from(key[0])
+                shape for shape in map(self._shape, self._moves_for(*key))
                 if shape.vacated == key[0] and shape.filled == key[1]
             ]
         return found
+
+    def _moves_for(self, vacated: chess.Bitboard, filled: chess.Bitboard) -> Iterable[chess.Move]:
+        """The few legal moves that can have this shape, without generating all of them."""
+        board = self.board
+        if vacated.bit_count() == 1:
+            origin = chess.lsb(vacated)
+            if filled.bit_count() == 1:  # a quiet move, a promotion: test the moves directly
+                target = chess.lsb(filled)
+                if board.pawns & vacated and chess.square_rank(target) in (0, 7):
+                    moves = [chess.Move(origin, target, piece) for piece in _PROMOTIONS]
+                else:
+                    moves = [chess.Move(origin, target)]
+                return [move for move in moves if board.is_legal(move)]
+            if not filled:
+                return board.generate_legal_captures(from_mask=vacated)
+            return ()
+        if vacated.bit_count() == 2 and filled:  # castling, en passant
+            return board.generate_legal_moves(from_mask=vacated)
+        return ()
 
     def partial(self, occupied: chess.Bitboard) -> bool:
         """Whether a legal move is on its way to this occupancy."""
         emptied, filled = self.occupied & ~occupied, occupied & ~self.occupied
         board = self.board
         own = board.occupied_co[board.turn]
+        if not filled and emptied & own == emptied and emptied.bit_count() == 1:
+            if not emptied & board.rooks:  # the common case: one own piece in hand
+                return any(board.generate_legal_moves(from_mask=emptied))
         # Moves of the lifted pieces; captures of lifted victims; a promotion's new piece
         # placed before the pawn is lifted; castling begun with the rook.
         targets = emptied & ~own
