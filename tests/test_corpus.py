@@ -95,3 +95,16 @@ def _decoy_ended_the_game(replayed, code: str) -> bool:  # type: ignore[no-untyp
     ply = replayed.rendered.expected_alerts[0][1]
     return (len(replayed.moves) == ply + 1 and replayed.moves[:ply] == replayed.rendered.moves[:ply]
             and (board.is_checkmate() or board.is_stalemate()))
+
+
+@pytest.mark.parametrize("profile", ["rapid", "casual"])
+def test_clean_games_in_the_other_profiles(profile: str) -> None:
+    failures = []
+    games = corpus()[::4]
+    for seed, game in enumerate(games):
+        style = RenderStyle(use_clock=seed % 2 == 0)
+        replayed = replay_rendered(render_game(game, seed=seed, style=style), profile)
+        rendered = replayed.rendered
+        if replayed.moves != rendered.moves or replayed.alerts or replayed.result != rendered.result:
+            failures.append((seed, replayed.first_divergence(), replayed.alerts[:3]))
+    assert failures == [], failures[:5]
