@@ -105,6 +105,12 @@ def test_clean_games_in_the_other_profiles(profile: str) -> None:
         style = RenderStyle(use_clock=seed % 2 == 0)
         replayed = replay_rendered(render_game(game, seed=seed, style=style), profile)
         rendered = replayed.rendered
+        if profile == "casual" and replayed.record.result is not None and \
+                replayed.record.result.termination in ("threefold-repetition", "fifty-moves"):
+            # Casual play ends a repeated or fifty-move position by itself, where the real
+            # game (played without that rule) went on: the record must be the game so far.
+            assert replayed.moves == rendered.moves[: len(replayed.moves)] and not replayed.alerts
+            continue
         if replayed.moves != rendered.moves or replayed.alerts or replayed.result != rendered.result:
             failures.append((seed, replayed.first_divergence(), replayed.alerts[:3]))
     assert failures == [], failures[:5]
