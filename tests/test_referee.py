@@ -346,3 +346,35 @@ def test_starting_from_a_fen() -> None:
     out = play("-e5 +f6 -f5 Cw -e8 +f7", EP_WHITE)
     assert out.sans == ["exf6", "Kf7"]
     assert out.record.pgn_game().headers["FEN"] == chess.Board(EP_WHITE).fen()
+
+
+KXD5 = "4k3/8/2p5/3p1p2/4K3/8/8/8 w - - 0 1"
+NF3 = "rnbqkbnr/ppp2ppp/8/3pp3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq d6 0 3"
+
+
+@pytest.mark.parametrize("script, fen", [
+    ("-e4 -d5 +d5 Cw", KXD5),  # the king takes a defended pawn
+    ("-f3 -d5 +d5 Cw", NF3),  # the knight "takes" a pawn it cannot reach
+    ("-a1 -b2 +b2 Cw", "4k3/8/8/8/8/8/1pP5/N3K3 w - - 0 1"),  # not a dead sensor either
+])
+def test_an_illegal_capture_is_not_taken_for_another_legal_capture(script: str, fen: str) -> None:
+    out = play(script + " ~1 T", fen, time_control="600")
+    assert out.sans == []
+    assert out.alerts == ["illegal-move"]
+
+
+def test_a_piece_in_hand_at_the_press_waits_the_grace() -> None:
+    out = play("-f3 ~0.5 Cw @0.15 +d4 ~1 -b8 +c6 Cb", NF3)
+    assert out.sans == ["Nd4", "Nc6"] and out.alerts == []
+
+
+def test_a_piece_in_hand_is_not_completed_by_the_opponents_offer() -> None:
+    out = play("-f3 ~0.5 Ob ~1 +f3 Cw", NF3)
+    assert out.sans == [] and out.alerts == ["clock-no-move"]
+
+
+def test_a_touched_and_replaced_enemy_piece_is_not_the_victim() -> None:
+    # c5 touched and put back, then the bishop takes e5 unseen: nothing says which.
+    out = play("-c5 ~0.5 +c5 -d4 ~0.5 Cw ~1 -c5 +c4 Cb", TWO_TARGETS)
+    assert out.sans == ["Bxe5", "c4"]  # the reply decides (c5 stood there all along)
+    assert out.alerts == ["touch-move"]  # 4.3.2: the touched c5 pawn was not captured

@@ -53,6 +53,11 @@ ROOK_FIRST_MARGIN = 0.3  # s: a rook lifted this much before the king was touche
 CHATTER_TOGGLES = 24  # raw toggles of one square within CHATTER_WINDOW: a failing switch
 CHATTER_WINDOW = 2.0
 
+class _Illegal:
+    """What the history says of a capture shape whose piece came down elsewhere."""
+
+
+ILLEGAL = _Illegal()
 _NAMES = {chess.WHITE: "White", chess.BLACK: "Black"}
 _PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 _Key = tuple[int, int]  # (vacated, filled): the occupancy change that identifies a shape
@@ -206,6 +211,7 @@ class _Turn:
     released: list[_Match] = field(default_factory=list)  # legal placements left after 4.7
     must_move: chess.Square | None = None  # after an illegal move: 7.5.1 with 4.3
     ambiguous: _Match | None = None  # a completed capture whose square is unknown
+    waiting_reply: bool = False  # the opponent may be answering an unseen capture
     promotion: chess.PieceType | None = None
     promotion_at: float = 0.0
 
@@ -242,6 +248,9 @@ class Referee:
         self._unexplained_lifts: set[chess.Square] = set()
         self._clock_decision: float | None = None
         self._pressed: float | None = None  # the press that is completing the move
+        self._changing: chess.Square | None = None  # the square whose change is settling
+        # A clock (a time control, or presses seen): presses, not the opponent, complete moves.
+        self._clock_in_use = time_control is not None
         self._last_frame: LedFrame | None = None
         self._led_signature: object = None
         self._dirty = True  # something the LEDs show may have changed
@@ -329,6 +338,8 @@ class Referee:
         turn = self.turn
         turn.events_on.setdefault(square, []).append((t, placed))
         self.debouncer.toggle(t, square, placed)
+        if turn.waiting_reply and self.result is None:
+            self._explain(t)  # the reply's capture may just have been seen landing
         if placed and square in turn.lifted_raw:
             self._resolve_ambiguity_by_touch(square)
             turn.lifted_raw.discard(square)
@@ -349,7 +360,7 @@ class Referee:
                 for change in self.debouncer.reset(occupied):
                     self._settled(SettledChange(t, change.square, change.occupied))
             case ev.Resigned(t, side):
-                self._complete_for(side, t)
+                self._complete_for(side, t, ending=True)
                 if self.result is None:
                     winner = not side
                     self._game_over(t, self._win_for(winner), "resignation")
@@ -364,10 +375,15 @@ class Referee:
             case ev.Tick():
                 pass
 
-    def _complete_for(self, side: chess.Color, t: float) -> None:
-        """A button of the side not to move ends the mover's turn if a move stands."""
-        if side != self.board.turn and self.turn.match is not None:
-            self._complete_match(t)
+    def _complete_for(self, side: chess.Color, t: float, ending: bool = False) -> None:
+        """A button of the side not to move ends the mover's turn if a move stands; one
+        that ends the game (`ending`) also takes a capture nobody saw land."""
+        if side == self.board.turn:
+            return
+        if self.turn.ambiguous is not None:
+            self._commit(self.turn.ambiguous.shapes, t, guess=True)
+        elif self.turn.match is not None and (ending or self._placed(self.turn.match)):
+            self._complete_match(t, guess=True)
 
     # ------------------------------------------------------------------ occupancy
 
@@ -382,7 +398,11 @@ class Referee:
         if not change.occupied and turn.position.occupied & bit:
             if all(sq != change.square for _, sq in turn.touched):
                 turn.touched.append((change.t, change.square))
-        self._explain(change.t)
+        self._changing = change.square
+        try:
+            self._explain(change.t)
+        finally:
+            self._changing = None
 
     def _reading(self, deciding: bool = False) -> chess.Bitboard:
         """The sensed occupancy, each faulty sensor read the way that explains the board best.
@@ -429,6 +449,9 @@ class Referee:
         emptied, filled = base & ~sensed, sensed & ~base
         if not any(self.turn.events_on.get(sq) for sq in _squares(emptied | filled)):
             return None
+        if any(base & ~(base ^ sensed) & chess.BB_SQUARES[sq]
+               for sq, seen in self.turn.events_on.items() if seen):
+            return None  # a piece lifted and put back (a capture tried there?): not a sensor
         own = position.board.occupied_co[position.board.turn]
         found: dict[chess.Square, list[Shape]] = {}
         for shape in itertools.chain(position.moves_from(emptied & own), position.moves_to(filled)):
@@ -486,12 +509,26 @@ class Referee:
 
     def _leave_match(self, t: float) -> None:
         match = self.turn.match
-        if match is not None:
+        if match is None:
+            return
+        released = self.turn.released
+        if match not in released:  # one released keeps the time it was first left
+            match.left_at = self._burst_start(t)
             if t - match.since >= RELEASED_AFTER and self._placed(match):
-                self.turn.released.append(match)  # a piece in hand is not released
-            if match.left_at is None or match not in self.turn.released:
-                match.left_at = t
-            self.turn.match = None
+                released.append(match)  # a piece in hand is not released
+        self.turn.match = None
+
+    def _burst_start(self, t: float) -> float:
+        """When the change being settled began: its first raw toggle, bounce included."""
+        if self._changing is None:
+            return t
+        times = [w for w, _ in self.turn.events_on.get(self._changing, ()) if w <= t]
+        start = t
+        for when in reversed(times):
+            if start - when > self.debouncer.settle:
+                break
+            start = when
+        return start
 
     def _arrived_and_answered(self) -> bool:
         """A move whose piece arrived and still stands there is done; the opponent answers it.
@@ -500,9 +537,9 @@ class Referee:
         could only go on by lifting it again; a change elsewhere is the opponent's.
         """
         for match in self.turn.seen:
-            if match.shapes[0].move.promotion or not self._placed(match):
+            if match.shapes[0].move.promotion:
                 continue  # a pawn on the last rank waits to be replaced (4.6)
-            for shape in match.shapes:
+            for shape in match.shapes if match.placed else self._landings(match):
                 arrived = shape.filled | chess.BB_SQUARES[shape.move.to_square]
                 if not arrived & ~self.occupied and self._answers(shape):
                     return True
@@ -557,18 +594,40 @@ class Referee:
         own = reply.board.occupied_co[reply.board.turn]
         return bool(emptied) and not self.occupied & ~reply.occupied and not emptied & ~own
 
+    def _reply_put_down(self, line: Shape, since: float) -> bool:
+        """Whether the opponent's reply to `line` is seen putting a piece down."""
+        after = line.after(self.turn.position.occupied)
+        if self.occupied & ~after:
+            return True
+        events = self.turn.events_on
+        return any(events.get(reply.captured, [(-1.0, False)])[-1][0] >= since
+                   for reply in self._replies(line).full(self.occupied))
+
     def _opponent_started(self, t: float) -> bool:
         """If the board shows the opponent answering a move, that move is complete."""
+        waiting = False
         for match in self._lines():
             fitting = [s for s in match.shapes if self._answers(s)]
+            if fitting and not self._placed(match) and self._clock_in_use:
+                # A piece in hand that no one saw land may still be on its way: with a
+                # clock its press says so; failing that, a reply that puts a piece down.
+                waiting = True
+                since = match.left_at if match.left_at is not None else t
+                fitting = [s for s in fitting if self._reply_put_down(s, since)]
             if fitting:
                 break
         else:
-            return False
+            self.turn.waiting_reply = waiting
+            if waiting:
+                self._explained(t)
+            return waiting
         old = self.turn
         # What happened since the board left the move is the opponent's, not the mover's.
         cutoff = match.left_at if match.left_at is not None else t
-        if self._choose(fitting, before=cutoff) is None:
+        chosen = self._choose(fitting, before=cutoff)
+        if chosen is ILLEGAL:
+            return False
+        if chosen is None:
             # Still undecided; the reply will tell.
             old.ambiguous = _Match(self._distinct(fitting), match.since, cutoff)
             self._dirty = True
@@ -621,12 +680,12 @@ class Referee:
         emptied = position.occupied & ~self.occupied
         filled = self.occupied & ~position.occupied
         own = position.board.occupied_co[position.board.turn]
-        # Pieces lifted that no legal move explains (one that cannot move, say) are
-        # allowed for a moment; held on to, they are a mismatch like a knocked piece.
-        if filled and not emptied & ~own and filled.bit_count() <= emptied.bit_count():
-            # A move attempt, perhaps illegal: judged at the clock press (12.6).
+        in_hand = emptied & own
+        if in_hand and filled.bit_count() <= in_hand.bit_count():
+            # The mover's pieces in hand, put down or not: a move attempt, perhaps illegal,
+            # judged at the clock press and not hinted at before it (12.6).
             self._explained(t)
-            if self.profile.illegal_at_once and "illegal-move" not in self.alerts:
+            if filled and self.profile.illegal_at_once and "illegal-move" not in self.alerts:
                 self._alert(t, "illegal-move", position.board.turn, _squares(emptied | filled),
                             "this placement is not a legal move; put the piece back")
             return
@@ -664,6 +723,7 @@ class Referee:
     # ------------------------------------------------------------------ the clock
 
     def _clock(self, t: float, side: chess.Color) -> None:
+        self._clock_in_use = True
         if side != self.board.turn:
             return  # the lever is already down on that side: nothing happens
         self._pressed = t
@@ -679,7 +739,7 @@ class Referee:
         if turn.ambiguous is not None:
             return  # the capture is complete; it waits for the capturing square
         needs_choice = turn.match is not None and self._promotion_pending(turn.match.shapes)
-        if turn.match is not None and not needs_choice:
+        if turn.match is not None and not needs_choice and self._placed(turn.match):
             self._complete_match(t)
         else:
             self._clock_decision = t + CLOCK_GRACE
@@ -724,6 +784,11 @@ class Referee:
     def _commit(self, shapes: list[Shape], t: float, guess: bool = False) -> None:
         """Complete the move these shapes describe, or wait if the capture is ambiguous."""
         chosen = self._choose(shapes)
+        if chosen is ILLEGAL:
+            if self._pressed is not None:  # completed by the press: 7.5.1
+                landed, taken = self._capture_evidence(shapes[0].move.from_square)
+                self._illegal_move(self._pressed, tuple(landed[:1] or taken[:1]))
+            return  # otherwise not a move: what follows will show what it is
         if chosen is None and not guess:
             # What follows is the opponent's, or the capturing piece being shown.
             self.turn.ambiguous = _Match(self._distinct(shapes), t, self.now)
@@ -731,7 +796,7 @@ class Referee:
             self.turn.match = None
             self._clock_decision = None
             return
-        if chosen is None:
+        if not isinstance(chosen, Shape):
             chosen = self._distinct(shapes)[0]
             self._note(t, f"capture square not seen: {chess.square_name(chosen.move.to_square)} "
                           "assumed")
@@ -745,29 +810,49 @@ class Referee:
             seen.setdefault(shape.move.to_square, shape)
         return list(seen.values())
 
-    def _choose(self, shapes: list[Shape], before: float = float("inf")) -> Shape | None:
+    def _choose(self, shapes: list[Shape], before: float = float("inf")) -> Shape | None | _Illegal:
+        """The move among shapes of one occupancy, from the event history; None when
+        nothing tells captures apart, ILLEGAL when the history shows a capture elsewhere."""
         candidates = self._distinct(shapes)
-        if len(candidates) == 1:
-            return candidates[0]
-        # Captures from one square. Once the capturing piece is lifted, the first square
-        # to see events is where it lands; later events there are someone else's. A
-        # victim taken before the attacker was lifted is the last enemy square touched.
+        if candidates[0].captured is None or candidates[0].filled:
+            return candidates[0] if len(candidates) == 1 else None
+        landed, taken = self._capture_evidence(candidates[0].move.from_square, before)
+        for square in landed + taken:
+            for shape in candidates:
+                if shape.captured == square:
+                    return shape
+            if self._pressed is not None:
+                # At the press the hands are the mover's: the piece came down on a square
+                # it cannot capture. Without a press, that may be the opponent's touch.
+                return ILLEGAL
+        return candidates[0] if len(candidates) == 1 else None
+
+    def _capture_evidence(
+        self, origin: chess.Square, before: float = float("inf")
+    ) -> tuple[list[chess.Square], list[chess.Square]]:
+        """Where a piece lifted from `origin` was seen to capture, likeliest first.
+
+        Landings: enemy squares whose events after the lift end with a placement (even a
+        2 ms blip of a fast swap), earliest first: once the piece is down, later events
+        are someone else's. Victims taken first: enemy squares emptied before the lift
+        and not put back, latest first. A touched enemy piece put back is neither.
+        """
         events = self.turn.events_on
-        lifted = max((w for w, _ in events.get(candidates[0].move.from_square, []) if w < before),
+        board = self.turn.position.board
+        lifted = max((w for w, placed in events.get(origin, []) if w < before and not placed),
                      default=float("-inf"))
-        landing, earlier = [], []
-        for i, shape in enumerate(candidates):
-            if shape.captured is None:
+        landed: list[tuple[float, chess.Square]] = []
+        taken: list[tuple[float, chess.Square]] = []
+        for square in chess.scan_forward(board.occupied_co[not board.turn]):
+            seen = [e for e in events.get(square, ()) if e[0] < before]
+            if not seen:
                 continue
-            times = [w for w, _ in events.get(shape.captured, []) if w < before]
-            after = [w for w in times if w >= lifted]
-            if after:
-                landing.append((after[0], i))
-            elif times:
-                earlier.append((times[-1], i))
-        if landing:
-            return candidates[min(landing)[1]]
-        return candidates[max(earlier)[1]] if earlier else None
+            after = [e for e in seen if e[0] >= lifted]
+            if after and after[-1][1]:
+                landed.append((after[0][0], square))
+            elif not after and not seen[-1][1]:
+                taken.append((-seen[-1][0], square))
+        return [sq for _, sq in sorted(landed)], [sq for _, sq in sorted(taken)]
 
     def _with_promotion(self, chosen: Shape, shapes: list[Shape]) -> Shape:
         if not chosen.move.promotion:
@@ -888,10 +973,22 @@ class Referee:
                         f" ({self.board.san(first)}) and then moved it to "
                         f"{chess.square_name(shape.move.to_square)} (FIDE 4.7)")
 
-    def _illegal_move(self, t: float) -> None:
+    def _landings_of(self, origins: chess.Bitboard) -> tuple[chess.Square, ...]:
+        """Squares the lifted pieces were seen coming down on, unseen in the occupancy."""
+        found: list[chess.Square] = []
+        for origin in chess.scan_forward(origins):
+            landed, taken = self._capture_evidence(origin)
+            found += landed[:1] or taken[:1]
+        return tuple(found)
+
+    def _illegal_move(self, t: float, captured: tuple[chess.Square, ...] = ()) -> None:
+        """`captured`: a square the piece was seen capturing on, unseen in the occupancy."""
         position = self.turn.position
         emptied = position.occupied & ~self.occupied
         filled = self.occupied & ~position.occupied
+        for square in captured or self._landings_of(emptied & position.board.occupied_co[
+                position.board.turn]):
+            filled |= chess.BB_SQUARES[square]
         own = emptied & position.board.occupied_co[position.board.turn]
         squares = _squares(emptied | filled)
         self._illegal(t, "illegal-move", squares,
@@ -906,8 +1003,11 @@ class Referee:
         mover = self.board.turn
         self._pressed = None  # the press did not complete a move: the mover's clock runs on
         self._alert(t, code, mover, squares, f"{_NAMES[mover]}: {text}")
-        self.turn.touched.clear()
+        self.turn.match = None  # what stands on the board is not a move, however it looks
+        self.turn.touched.clear()  # the attempt is over: the replacement move starts afresh
         self.turn.released.clear()
+        self.turn.events_on.clear()
+        self.turn.seen.clear()
         if not self.profile.penalty_seconds and self.profile.illegal_moves_to_lose is None:
             return
         self.illegal_moves[mover] += 1
@@ -970,14 +1070,15 @@ class Referee:
         return match.since + GAME_END_HOLD
 
     def _landed(self, match: _Match) -> bool:
-        """Whether a capture's square saw events since the capturing piece was lifted."""
-        events = self.turn.events_on
-        lifted = max((w for w, _ in events.get(match.shapes[0].move.from_square, [])), default=0.0)
-        for shape in match.shapes:
-            seen = events.get(shape.captured, []) if shape.captured is not None else []
-            if seen and seen[-1][1] and seen[-1][0] >= lifted:
-                return True
-        return False
+        """Whether the capturing piece was seen landing on one of its victims (by the time
+        the board moved on from the capture: later events there are someone else's)."""
+        return bool(self._landings(match))
+
+    def _landings(self, match: _Match) -> list[Shape]:
+        """The match's captures whose piece was seen coming down on the victim's square."""
+        before = match.left_at if match.left_at is not None else float("inf")
+        landed, _ = self._capture_evidence(match.shapes[0].move.from_square, before)
+        return [shape for shape in match.shapes if shape.captured in landed[:1]]
 
     def _ends_game(self, shape: Shape) -> bool:
         board = self.board
@@ -1012,6 +1113,8 @@ class Referee:
         board, turn = self.board, self.turn
         declared = turn.match.shapes if side == board.turn and turn.match else []
         choice = self._choose(declared) if declared else None
+        if not isinstance(choice, Shape):
+            choice = None
         if choice is not None:
             board.push(self._with_promotion(choice, declared).move)
         try:

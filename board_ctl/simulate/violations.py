@@ -10,11 +10,11 @@ real game. Every rendering lists the alert it should raise in `expected_alerts` 
 | touch-move-enemy | lifts a capturable enemy piece, puts it back, plays the real move (which does not capture it); alert code `touch-move` |
 | illegal-move | puts the real move's piece on an empty square it cannot reach, presses the clock, 1-3 s later puts it back on its origin, then plays the real move with it and presses again |
 | move-changed | puts the real move's piece on another legal empty square, leaves it 1-3 s, then moves it on to the real destination |
-| position-mismatch | an own piece with no legal move (not part of the move) is knocked over: lifted during the thinking time and put back 2-6 s later |
+| position-mismatch | a piece of the side not to move that nothing can capture is knocked over during the mover's thinking time: off its square, or onto a neighbouring empty one, and put back 2-6 s later |
 | clock-no-move | presses the clock without moving, 1-3 s later plays the real move and presses again |
 
-`position-mismatch` knocks over only an own piece that cannot move: any other piece
-would also (rightly) be a touch-move or wrong-side case and blur the expectation.
+`position-mismatch` knocks over only a piece of the side not to move that nothing can
+capture: the mover's own pieces, or capturable ones, would rightly read as touches.
 """
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ VIOLATION_CODES = (
     "clock-no-move",
 )
 ALERT_CODES = {code: code for code in VIOLATION_CODES} | {"touch-move-enemy": "touch-move"}
-NEEDS_CLOCK = {"illegal-move", "clock-no-move"}
+# Without a clock, a knocked piece of the side that just moved is its owner moving on.
+NEEDS_CLOCK = {"illegal-move", "clock-no-move", "position-mismatch"}
 
 
 class NoEligiblePly(ValueError):
@@ -178,16 +179,30 @@ def _released_elsewhere(y: chess.Square) -> Hook:
 
 
 def _knock_options(board: chess.Board, move: chess.Move, ply: int) -> list[chess.Square]:
-    mobile = {m.from_square for m in board.legal_moves}
-    own = chess.SquareSet(board.occupied_co[board.turn])
-    return sorted(sq for sq in own if sq not in mobile and sq not in _involved(board, move))
+    """Pieces of the side not to move that no legal move could capture: knocking one
+    over cannot look like a move, a capture under way or a touch of the mover's."""
+    capturable = {captured_square(board, m) for m in board.legal_moves}
+    theirs = chess.SquareSet(board.occupied_co[not board.turn])
+    return sorted(sq for sq in theirs
+                  if sq not in capturable and sq not in _involved(board, move)
+                  and sq != board.king(not board.turn))
 
 
 def _knocked_over(sq: chess.Square) -> Hook:
     def hook(r: Renderer, move: chess.Move) -> str | None:
         r.pause(0.3, 2.0)
         r.lift(sq)
+        # Knocked off its square, or knocked onto a neighbouring empty one.
+        empty = [n for n in chess.SquareSet(chess.BB_KING_ATTACKS[sq]) if n not in r.occupied
+                 and n not in _involved(r.board, move)]
+        landing = r.rng.choice(empty) if empty and r.rng.random() < 0.5 else None
+        if landing is not None:
+            r.pause(0.05, 0.3)
+            r.place(landing)
         r.pause(2.0, 6.0)
+        if landing is not None:
+            r.lift(landing)
+            r.pause(0.2, 0.8)
         r.place(sq)
         r.pause(0.5, 2.0)
         return None
