@@ -378,3 +378,50 @@ def test_a_touched_and_replaced_enemy_piece_is_not_the_victim() -> None:
     out = play("-c5 ~0.5 +c5 -d4 ~0.5 Cw ~1 -c5 +c4 Cb", TWO_TARGETS)
     assert out.sans == ["Bxe5", "c4"]  # the reply decides (c5 stood there all along)
     assert out.alerts == ["touch-move"]  # 4.3.2: the touched c5 pawn was not captured
+
+
+def test_own_and_enemy_touched_in_either_order_the_own_piece_must_take() -> None:
+    fen = "rnbqkbnr/ppp1pppp/8/3p4/4P3/2N5/PPPP1PPP/R1BQKBNR w KQkq - 0 2"
+    for script in ("-d5 -c3 +c3 -e4 +d5 Cw", "-c3 +c3 -d5 -e4 +d5 Cw"):
+        out = play(script, fen)
+        assert out.sans == ["exd5"]
+        assert out.alerts == ["touch-move"] and "4.3.3" in out.alert("touch-move")["text"]
+
+
+def test_king_and_rook_touched_must_castle() -> None:
+    out = play("-e1 -h1 +h1 +f1 Cw", BOTH_CASTLE)
+    assert out.sans == ["Kf1"]
+    assert out.alerts == ["touch-move"] and "4.4.1" in out.alert("touch-move")["text"]
+
+
+def test_ambiguous_capture_the_press_switches_the_clock() -> None:
+    out = play("-d4 Cw ~58.6 -c5 +c4 Cb", TWO_TARGETS, time_control="60")
+    assert out.sans == ["Bxe5", "c4"] and out.result is None
+
+
+def test_ambiguous_capture_decided_when_the_opponent_presses() -> None:
+    out = play("-d4 Cw ~1 -e8 +d8 Cb -e1 +e2 Cw -d8 +e8 Cb", TWO_TARGETS)
+    assert len(out.sans) == 4 and out.sans[1:] == ["Kd8", "Ke2", "Ke8"]
+    assert "capture square not seen" in out.record.pgn_text()
+    assert out.alerts == []
+
+
+def test_ambiguous_capture_kept_when_the_opponent_resigns() -> None:
+    out = play("-d4 Cw ~1 Rb", TWO_TARGETS)
+    assert len(out.sans) == 1 and out.result == ("1-0", "resignation")
+
+
+def test_press_inside_the_grace_stops_the_flag() -> None:
+    out = play("-b7 +b8 ~7.7 Cw ~1 T", PROMO, time_control="10")
+    assert out.sans == ["b8=Q+"] and out.result is None
+
+
+def test_a_mate_on_the_board_beats_the_flag() -> None:
+    out = play("-f2 +f3 Cw -e7 +e5 Cb -g2 +g4 Cw -d8 ~7.6 +h4 ~0.2 Cb", time_control="10")
+    assert out.result == ("0-1", "checkmate")
+
+
+def test_draw_offered_with_the_move_then_accepted() -> None:
+    out = play("-e2 +e4 Cw -e7 +e5 Ob Aw")
+    assert out.result == ("1/2-1/2", "agreement")
+    assert out.record.comments == {2: ["Black offers a draw (=)"]}  # after 1... e5

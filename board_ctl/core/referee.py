@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import chess
 
 from board_ctl.core import events as ev
-from board_ctl.core.clock import ChessClock, flag_result
+from board_ctl.core.clock import ChessClock, PressResult, flag_result
 from board_ctl.core.debounce import DEFAULT_SETTLE, Debouncer, SettledChange
 from board_ctl.core.effects import (
     Alert,
@@ -248,6 +248,8 @@ class Referee:
         self._unexplained_lifts: set[chess.Square] = set()
         self._clock_decision: float | None = None
         self._pressed: float | None = None  # the press that is completing the move
+        self._offer_pending: float | None = None  # a draw offer made with a move on the board
+        self._switched: PressResult | None = None  # the clock, pressed for an unseen capture
         self._changing: chess.Square | None = None  # the square whose change is settling
         # A clock (a time control, or presses seen): presses, not the opponent, complete moves.
         self._clock_in_use = time_control is not None
@@ -306,8 +308,8 @@ class Referee:
                 ending = self._game_ending_deadline()
                 if ending is not None:
                     due.append((ending, self._end_by_placement))
-                flag = self.clock.flag_time()
-                if flag is not None:
+                flag = self.clock.flag_time() if self._clock_decision is None else None
+                if flag is not None:  # (a press under judgement stopped the clock)
                     due.append((flag, self._flag))
             if not due:
                 break
@@ -367,7 +369,10 @@ class Referee:
             case ev.DrawOffered(t, side):
                 self._complete_for(side, t)
                 self.draw_offer = side
-                self._note(t, f"{_NAMES[side]} offers a draw (=)")
+                if side == self.board.turn and self.turn.match is not None:
+                    self._offer_pending = t  # made after the move, before the press (9.1.2.1)
+                else:
+                    self._note(t, f"{_NAMES[side]} offers a draw (=)")
             case ev.DrawAccepted(t, side):
                 self._accept_draw(t, side)
             case ev.DrawClaimed(t, side):
@@ -724,6 +729,12 @@ class Referee:
 
     def _clock(self, t: float, side: chess.Color) -> None:
         self._clock_in_use = True
+        if side != self.board.turn and self.turn.ambiguous is not None:
+            # The opponent completes his reply while the capture is undecided: decide it,
+            # then read his reply in the position it answers.
+            self._commit(self.turn.ambiguous.shapes, t, guess=True)
+            if self.result is None:
+                self._explain(t)
         if side != self.board.turn:
             return  # the lever is already down on that side: nothing happens
         self._pressed = t
@@ -790,7 +801,11 @@ class Referee:
                 self._illegal_move(self._pressed, tuple(landed[:1] or taken[:1]))
             return  # otherwise not a move: what follows will show what it is
         if chosen is None and not guess:
-            # What follows is the opponent's, or the capturing piece being shown.
+            # What follows is the opponent's, or the capturing piece being shown. The press
+            # completed the move: the clock goes over now, whatever square it took.
+            if self._pressed is not None and self._switched is None:
+                self._switched = self.clock.press(self.board.turn, self._switched_at(t))
+                self._pressed = None
             self.turn.ambiguous = _Match(self._distinct(shapes), t, self.now)
             self._dirty = True
             self.turn.match = None
@@ -887,11 +902,15 @@ class Referee:
         self._check_changed(shape, t)
         move = shape.move
         san = board.san_and_push(move)
-        switched_at = max(self._pressed if self._pressed is not None else t, self.clock.now or 0.0)
+        pressed, self._switched = self._switched, None
+        if pressed is None:
+            pressed = self.clock.press(mover, self._switched_at(t))
         self._pressed = None
-        pressed = self.clock.press(mover, switched_at)
         remaining, elapsed = pressed if pressed is not None else (None, None)
         self._out.append(MoveMade(t, len(board.move_stack), move, san, remaining, elapsed))
+        if self._offer_pending is not None and self.draw_offer == mover:
+            self._note(self._offer_pending, f"{_NAMES[mover]} offers a draw (=)")
+        self._offer_pending = None
         if self.draw_offer is not None and self.draw_offer != mover:
             self.draw_offer = None  # declined by moving
         self._clock_decision = None
@@ -927,27 +946,46 @@ class Referee:
                             f"{_NAMES[mover]} touched the rook before the king: no castling "
                             "with that rook; the rook must move (FIDE 4.4.2)")
                 return
-        first_own = own[0][1] if own else None
-        first_enemy = enemy[0][1] if enemy else None
-        if own and enemy and enemy[0][0] < own[0][0]:
-            first_own = None  # the enemy piece was touched first (if unclear: own, 4.3.3)
-        if first_own is not None and first_enemy is not None:
-            both = [m for m in board.generate_legal_moves(from_mask=chess.BB_SQUARES[first_own])
-                    if shape_of(board, m).captured == first_enemy]
-            if both:
-                if not (shape.move.from_square == first_own and shape.captured == first_enemy):
-                    self._touch_alert(t, mover, (first_own, first_enemy),
-                                      f"the piece on {chess.square_name(first_own)} must capture "
-                                      f"on {chess.square_name(first_enemy)} (FIDE 4.3.3)")
+        elif self._must_castle(shape, t):
+            return
+        # 4.3.3: an own and an enemy piece touched (the first of each, in either order):
+        # that one must take this one, if it legally can.
+        if own and enemy:
+            attacker, victim = own[0][1], enemy[0][1]
+            if any(shape_of(board, m).captured == victim
+                   for m in board.generate_legal_moves(chess.BB_SQUARES[attacker])):
+                if (shape.move.from_square, shape.captured) != (attacker, victim):
+                    self._touch_alert(t, mover, (attacker, victim),
+                                      f"the piece on {chess.square_name(attacker)} must "
+                                      f"capture on {chess.square_name(victim)} (FIDE 4.3.3)")
                 return
-        if first_own is not None and not moved_from & chess.BB_SQUARES[first_own]:
-            self._touch_alert(t, mover, (first_own,),
-                              f"the touched piece on {chess.square_name(first_own)} must move "
-                              "(FIDE 4.3.1)")
-        elif first_own is None and first_enemy is not None and shape.captured != first_enemy:
-            self._touch_alert(t, mover, (first_enemy,),
-                              f"the touched piece on {chess.square_name(first_enemy)} must be "
-                              "captured (FIDE 4.3.2)")
+        # Otherwise the first piece touched that can be moved or captured (4.3.1, 4.3.2).
+        first = min(own + enemy, default=None)
+        if first is None:
+            return
+        square = first[1]
+        if board.color_at(square) == mover and not moved_from & chess.BB_SQUARES[square]:
+            self._touch_alert(t, mover, (square,), f"the touched piece on "
+                              f"{chess.square_name(square)} must move (FIDE 4.3.1)")
+        elif board.color_at(square) != mover and shape.captured != square:
+            self._touch_alert(t, mover, (square,), f"the touched piece on "
+                              f"{chess.square_name(square)} must be captured (FIDE 4.3.2)")
+
+    def _must_castle(self, shape: Shape, t: float) -> bool:
+        """4.4.1: the king, then a rook, touched: castling with it, if legal, is the move."""
+        board, turn = self.board, self.turn
+        king = board.king(board.turn)
+        lifted = dict((sq, when) for when, sq in reversed(turn.touched))
+        if king is None or king not in lifted:
+            return False
+        for castle in board.generate_castling_moves():
+            _, rook = self._castling_squares(shape_of(board, castle))
+            if rook in lifted and lifted[rook] >= lifted[king] - ROOK_FIRST_MARGIN:
+                self._touch_alert(t, board.turn, (king, rook),
+                                  f"king and rook touched: castling ({board.san(castle)}) "
+                                  "was legal and must be played (FIDE 4.4.1)")
+                return True
+        return False
 
     def _touch_alert(self, t: float, side: chess.Color, squares: tuple[chess.Square, ...],
                      text: str) -> None:
@@ -1020,6 +1058,10 @@ class Referee:
             self._note(t, f"{code} by {_NAMES[mover]}: +{self.profile.penalty_seconds // 60} "
                           f"min to {_NAMES[not mover]} (FIDE 7.5.5)")
 
+    def _switched_at(self, t: float) -> float:
+        """When the clock goes over: at the press, or where no press, when the move stood."""
+        return max(self._pressed if self._pressed is not None else t, self.clock.now or 0.0)
+
     def _penalty(self, t: float, to_side: chess.Color, reason: str) -> None:
         """Time for the opponent of the offender (7.5.5, 9.5.3), applied to the clock."""
         seconds = self.profile.penalty_seconds
@@ -1027,7 +1069,12 @@ class Referee:
         self._out.append(Penalty(t, to_side, seconds, reason))
 
     def _flag(self, when: float) -> None:
-        """The side to move ran out of time (FIDE 6.9)."""
+        """The side to move ran out of time (FIDE 6.9), unless a mate already stood."""
+        match = self.turn.match
+        if match is not None and self._placed(match) and all(self._ends_game(s)
+                                                             for s in match.shapes):
+            self._complete_match(match.since, guess=True)  # 5.1.1: the mate ended the game
+            return
         side = self.clock.turn
         assert side is not None
         king = self.board.king(side)
@@ -1100,6 +1147,7 @@ class Referee:
     def _accept_draw(self, t: float, side: chess.Color) -> None:
         if self.draw_offer is None or self.draw_offer == side:
             return
+        self._complete_for(side, t, ending=True)  # the offerer's move stands
         if len(self.board.move_stack) < 2:
             self._note(t, "draw agreement refused: each side must have moved (FIDE 5.2.3)")
             return
@@ -1137,6 +1185,10 @@ class Referee:
                           f"+{self.profile.penalty_seconds // 60} min to {_NAMES[not side]}")
 
     def _game_over(self, t: float, result: str, termination: str) -> None:
+        if self.turn.ambiguous is not None:  # a completed capture goes into the record
+            self._commit(self.turn.ambiguous.shapes, t, guess=True)
+            if self.result is not None:
+                return
         self.result = GameOver(t, result, termination)
         for code in list(self.alerts):
             self._clear(t, code)
