@@ -7,9 +7,12 @@ import logging
 import sys
 from pathlib import Path
 
+from board_ctl.archive import Archive, ArchiveError, default_data_dir
 from board_ctl.core.profiles import PROFILES
+from board_ctl.core.timecontrol import TimeControl, TimeControlError
 from board_ctl.replay import replay_log
 from board_ctl.sensorlog import read_sensor_log
+from board_ctl.service.cli import add_parser as add_run_parser
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -25,7 +28,14 @@ def _replay(args: argparse.Namespace) -> int:
     if not log.events and log.errors:
         print(f"board-ctl replay: {path} has no readable event", file=sys.stderr)
         return 2
-    record = replay_log(log, PROFILES[args.profile])
+    try:
+        time_control = TimeControl.parse(args.time_control) if args.time_control else None
+        if time_control is None and log.start.time_control:
+            time_control = TimeControl.parse(log.start.time_control)
+    except TimeControlError as exc:
+        print(f"board-ctl replay: {exc}", file=sys.stderr)
+        return 2
+    record = replay_log(log, PROFILES[args.profile], time_control)
     if args.pgn:
         Path(args.pgn).write_text(record.pgn_text(), encoding="utf-8")
     report = "\n".join(record.report_lines()) + "\n"
@@ -41,6 +51,54 @@ def _replay(args: argparse.Namespace) -> int:
     return 0
 
 
+def _archive(args: argparse.Namespace) -> Archive:
+    return Archive(Path(args.data_dir) if args.data_dir else default_data_dir())
+
+
+def _games(args: argparse.Namespace) -> int:
+    archive = _archive(args)
+    games = archive.games()
+    if not games:
+        print(f"no games in {archive.games_dir}")
+        return 0
+    print(f"{'game':<20} {'event':<22} {'white - black':<34} {'plies':>5}  result")
+    for game in games:
+        tags = game.tags
+        players = f"{tags.get('White', '?')} - {tags.get('Black', '?')}"
+        status = game.result if game.finished else f"{game.result} (in progress)"
+        print(f"{game.game_id:<20} {tags.get('Event', '-')[:22]:<22} {players[:34]:<34} "
+              f"{game.plies:>5}  {status}")
+        for problem in game.recovered.problems:
+            print(f"  ! {problem}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    archive = _archive(args)
+    try:
+        if args.event:
+            games = archive.event_games(args.event)
+        elif args.game:
+            games = [archive.find(args.game)]
+        else:
+            games = archive.games()
+    except ArchiveError as exc:
+        print(f"board-ctl export: {exc}", file=sys.stderr)
+        return 2
+    for game in games:
+        for problem in game.recovered.problems:
+            print(f"board-ctl export: {problem}", file=sys.stderr)
+    text = "\n".join(game.pgn_text() for game in games)
+    if args.pgn in (None, "-"):
+        sys.stdout.write(text)
+    else:
+        Path(args.pgn).write_text(text, encoding="utf-8")
+        print(f"{len(games)} game(s) written to {args.pgn}", file=sys.stderr)
+    if args.sensor_log and len(games) == 1:
+        Path(args.sensor_log).write_text(games[0].sensor_log_text(), encoding="utf-8")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="board-ctl", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
@@ -52,7 +110,24 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--report", help="write the game report (JSON Lines) here")
     replay.add_argument("--profile", choices=sorted(PROFILES), default="fide",
                         help="rule profile (default: fide)")
+    replay.add_argument("--time-control", metavar="TC",
+                        help="PGN TimeControl, e.g. 5400+30, 300d5 or 40/5400+30:1800+30: "
+                             "keep the clocks from the log's times (overrides the log's own)")
     replay.set_defaults(func=_replay)
+    add_run_parser(commands)
+
+    games = commands.add_parser("games", help="list the games in the data directory")
+    games.add_argument("--data-dir", help="the data directory (default: %s)" % default_data_dir())
+    games.set_defaults(func=_games)
+
+    export = commands.add_parser(
+        "export", help="export games as PGN from their journals (also games in progress)")
+    export.add_argument("game", nargs="?", help="a game's id or the start of it (default: all)")
+    export.add_argument("--event", help="every game of this Event tag")
+    export.add_argument("--pgn", help="write the PGN here (default: standard output)")
+    export.add_argument("--sensor-log", help="also write the game's sensor log here")
+    export.add_argument("--data-dir", help="the data directory")
+    export.set_defaults(func=_export)
     return parser
 
 

@@ -17,3 +17,7 @@ class SensorLogError(BoardCtlError, ValueError):
 
 class ConfigError(BoardCtlError, ValueError):
     """A configuration value that is missing, of the wrong type or out of range."""
+
+
+class HardwareError(BoardCtlError, OSError):
+    """A board, pin or helper process the service needs cannot be used."""

@@ -202,7 +202,9 @@ class Emulator:
         t = msg.type
         if t == P.HELLO:
             self.connected = True  # for the replies; withdrawn on a version mismatch
-            self.send(P.HELLO_ACK, EMULATOR_FIRMWARE, f"emulator-{os.getpid()}")
+            # The speed lets a host keep the log's own timeline (board_ctl's LinkBoard).
+            self.send(P.HELLO_ACK, f"{EMULATOR_FIRMWARE} speed={self.speed:g}",
+                      f"emulator-{os.getpid()}")
             if msg.version != P.PROTOCOL_VERSION:
                 self.send(P.ERROR, P.ERR_VERSION, "board speaks protocol %d, host sent %d"
                           % (P.PROTOCOL_VERSION, msg.version))

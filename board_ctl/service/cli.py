@@ -1,0 +1,166 @@
+"""`board-ctl run`: the service on the board, from the command line or systemd.
+
+    board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--pgn OUT]
+                  [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
+
+With nothing configured it plays the built-in demo game through the board emulator on a
+real pty. Expected failures (a bad config, no board, a pin that cannot be used) are one
+line on stderr and a non-zero exit: 2 for the configuration, 1 for the rest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from board_ctl.config import Config, load_config
+from board_ctl.core.profiles import PROFILES
+from board_ctl.errors import BoardCtlError, ConfigError
+from board_ctl.sensorlog import StartInfo
+from board_ctl.service.backends import open_board
+from board_ctl.service.game import OutputNamer
+from board_ctl.service.sdnotify import Notifier
+from board_ctl.service.service import RunOptions, Service
+from board_ctl.service.statuslights import StatusOutputs
+from board_ctl.service.view import VIEWS_HELP, View, make_view
+
+CONFIG_ENV = "BOARD_CTL_CONFIG"
+
+
+def add_parser(subparsers: Any) -> None:
+    run = subparsers.add_parser(
+        "run", help="run the board: moves, alerts, LEDs and PGN, live",
+        description="Run the service on the board. With nothing configured, plays the "
+                    "built-in demo game through the board emulator.")
+    run.add_argument("--config", type=Path, metavar="FILE",
+                     help=f"TOML config file (default: ${CONFIG_ENV}, else built-in defaults; "
+                          f"see config/board.example.toml)")
+    run.add_argument("--port", metavar="PATH_OR_URL",
+                     help="the board: a serial port or any pyserial URL (serial backend), "
+                          "emulator://[LOG] (the board emulator playing LOG, default the "
+                          "demo game) or gpio:// (a matrix on this Pi's pins)")
+    run.add_argument("--profile", choices=sorted(PROFILES), help="rule profile")
+    run.add_argument("--pgn", type=Path, metavar="OUT",
+                     help="write the game's PGN here (its sensor log goes beside it, "
+                          "OUT.sensor.jsonl; a second game gets OUT-2)")
+    run.add_argument("--report", type=Path, metavar="OUT",
+                     help="write the game report (JSON Lines) here (default: beside the PGN)")
+    run.add_argument("--once", action="store_true",
+                     help="stop when the game ends or the board has nothing more to report")
+    run.add_argument("--speed", type=float, metavar="N",
+                     help="emulator backend: play its log N times faster; serial backend: "
+                          "the board's clock runs N times faster than the game (a "
+                          "board-emulator --speed N; it says so itself, so rarely needed)")
+    run.add_argument("--view", choices=("auto", "rich", "plain", "none"), help=VIEWS_HELP)
+    run.set_defaults(func=run_command)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    try:
+        config = _config(args)
+    except ConfigError as exc:
+        print(f"board-ctl run: {exc}", file=sys.stderr)
+        return 2
+    view = make_view(config.display.view)
+    _route_logging(view)
+    service: Service | None = None
+    try:
+        service = _service(config, args, view)
+        gc.freeze()  # what start-up made lives on: keep it out of the collector's scans
+        with _signals(service):
+            code = service.run()
+    except ConfigError as exc:
+        view.close()
+        print(f"board-ctl run: {exc}", file=sys.stderr)
+        return 2
+    except (BoardCtlError, OSError) as exc:
+        view.close()
+        print(f"board-ctl run: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        view.close()
+        print("board-ctl run: interrupted", file=sys.stderr)
+        return 130
+    view.close()
+    if service.error:
+        print(f"board-ctl run: {service.error}", file=sys.stderr)
+    return code
+
+
+def _config(args: argparse.Namespace) -> Config:
+    path = args.config or os.environ.get(CONFIG_ENV) or None
+    config = load_config(path)
+    board: dict[str, Any] = {"profile": args.profile}
+    serial: dict[str, Any] = {}
+    emulator: dict[str, Any] = {"speed": args.speed}
+    port = args.port
+    if port:  # by URL, as pyserial's serial_for_url: emulator://[LOG], gpio://, else serial
+        if port.startswith("emulator://"):
+            board["backend"] = "emulator"
+            emulator["log"] = port[len("emulator://"):] or None
+        elif port.startswith("gpio://"):
+            board["backend"] = "gpio"
+        else:
+            board["backend"] = "serial"
+            serial["port"] = port
+    return config.with_overrides(board=board, serial=serial, emulator=emulator,
+                                 display={"view": args.view})
+
+
+def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
+    status = StatusOutputs(config.status)
+    board = open_board(config, time_scale=args.speed if config.board.backend == "serial"
+                       else None)
+    start = StartInfo(fen=config.game.start_fen, tags=config.game.tags())
+    log_start = getattr(board, "start_info", None)
+    if log_start is not None:  # the emulator's log says where its game starts
+        found = log_start()
+        start = StartInfo(fen=config.game.start_fen if config.game.fen else found.fen,
+                          tags={**found.tags, **config.game.tags()})
+    namer = OutputNamer(Path(config.output.dir).expanduser(), args.pgn, args.report)
+    options = RunOptions(once=args.once, lost_timeout=config.serial.lost_timeout)
+    return Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
+                   options=options, view=view, status=status, notifier=Notifier())
+
+
+def _route_logging(view: View) -> None:
+    """Under the live view, log records print above it, not through it."""
+    console = getattr(view, "console", None)
+    if console is None:
+        return
+    from rich.logging import RichHandler
+
+    root = logging.getLogger()
+    level = root.level
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    root.addHandler(RichHandler(console=console, show_path=False, show_time=False))
+    root.setLevel(level)
+
+
+class _signals:
+    """SIGTERM and the first Ctrl-C finish the game and stop; a second Ctrl-C aborts."""
+
+    def __init__(self, service: Service) -> None:
+        self.service = service
+        self.saved: dict[int, Any] = {}
+
+    def __enter__(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self.saved[sig] = signal.signal(sig, self._handle)
+
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
+        if signum == signal.SIGINT and self.service.stop_requested:
+            raise KeyboardInterrupt
+        self.service.request_stop()
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self.saved.items():
+            signal.signal(sig, handler)

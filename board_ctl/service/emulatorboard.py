@@ -1,0 +1,194 @@
+"""The built-in board: `board-emulator` in a child process on a real pty, playing a
+sensor log (the demo game shipped in board_ctl/data/ unless `emulator.log` names one),
+talked to through `LinkBoard` exactly as a USB board is.
+
+When the emulator has played its log and the service has read everything (its PING
+answered), it exits and removes the link; the backend then reports `BoardDone`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.resources
+import logging
+import os
+import select
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import IO
+
+from board_ctl.core.effects import LedFrame
+from board_ctl.errors import ConfigError, HardwareError
+from board_ctl.sensorlog import StartInfo, read_sensor_log
+from board_ctl.service.backends import Put
+from board_ctl.service.linkboard import LinkBoard
+from board_ctl.service.messages import BoardDone, LinkDown
+
+log = logging.getLogger(__name__)
+
+DEMO_LOG = "demo-opera-game.jsonl"
+_EXIT_WAIT = 1.0  # s: a link that drops this close to the emulator's exit is its end
+
+
+def demo_log() -> Traversable:
+    return importlib.resources.files("board_ctl").joinpath("data", DEMO_LOG)
+
+
+class EmulatorBoard:
+    def __init__(self, log_path: Path | None, speed: float, *, connect_timeout: float = 10.0,
+                 python: str = sys.executable, extra_args: tuple[str, ...] = ()) -> None:
+        self.log_path = log_path
+        self.speed = speed
+        self.connect_timeout = connect_timeout
+        self.python = python
+        self.extra_args = extra_args
+        self.description = "board emulator"
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.link_board: LinkBoard | None = None
+        self._stack = contextlib.ExitStack()
+        self._dir: Path | None = None
+        self._errors: IO[bytes] | None = None
+        self._filter = _EndOfLogFilter(self)
+
+    # --- the log
+
+    def _log_file(self) -> Path:
+        if self.log_path is None:
+            return self._stack.enter_context(importlib.resources.as_file(demo_log()))
+        return self.log_path
+
+    def start_info(self) -> StartInfo:
+        """The log's start line: the game starts from its FEN, with its tags."""
+        with contextlib.ExitStack() as stack:
+            path = (stack.enter_context(importlib.resources.as_file(demo_log()))
+                    if self.log_path is None else self.log_path)
+            try:
+                with path.open(encoding="utf-8") as stream:
+                    return read_sensor_log(stream).start
+            except (OSError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"emulator.log: cannot read {path}: "
+                                  f"{getattr(exc, 'strerror', None) or exc}") from None
+
+    # --- the process
+
+    def start(self, put: Put) -> None:
+        log_file = self._log_file()
+        self.description = (f"board emulator playing {log_file.name} at {self.speed:g}x"
+                            if self.log_path else
+                            f"board emulator playing the demo game at {self.speed:g}x")
+        self._dir = Path(tempfile.mkdtemp(prefix="board-ctl-"))
+        link = self._dir / "board"
+        self._errors = (self._dir / "emulator.err").open("w+b")
+        cmd = [self.python, "-m", "firmware_bridge.emulator", "--link", str(link),
+               "--log", str(log_file), "--speed", f"{self.speed:g}", *self.extra_args]
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=self._errors, start_new_session=True)
+        except OSError as exc:
+            self.stop()
+            raise HardwareError(f"cannot start the board emulator: {exc}") from None
+        try:
+            self._wait_for_link(time.monotonic() + self.connect_timeout)
+        except HardwareError:
+            self.stop()
+            raise
+        threading.Thread(target=self._drain_stdout, name="emulator-stdout", daemon=True).start()
+        logging.getLogger("firmware_bridge.link").addFilter(self._filter)
+        self.link_board = LinkBoard(str(link), connect_timeout=self.connect_timeout,
+                                    time_scale=self.speed)
+        self.link_board.on_down = self._on_down
+        started = False
+        try:
+            self.link_board.start(put)
+            started = True
+        finally:
+            if not started:
+                self.stop()
+
+    def _wait_for_link(self, deadline: float) -> None:
+        """Read the emulator's first line, ``LINK <path> -> <pty>``, by the deadline."""
+        assert self.proc is not None and self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        buf = b""
+        while b"\n" not in buf:
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([fd], [], [], max(left, 0.0))
+            chunk = os.read(fd, 4096) if ready else b""
+            if not chunk:
+                why = "exited" if ready else "did not open its link in time"
+                raise HardwareError(f"the board emulator {why}: {self.error_tail()}")
+            buf += chunk
+        log.info("board emulator: %s", buf.split(b"\n", 1)[0].decode(errors="replace"))
+
+    def _drain_stdout(self) -> None:
+        """The emulator prints a LINK line for each new pty (after a yank): keep reading."""
+        assert self.proc is not None and self.proc.stdout is not None
+        for line in self.proc.stdout:
+            log.debug("board emulator: %s", line.decode(errors="replace").rstrip())
+
+    def exited(self, timeout: float) -> int | None:
+        if self.proc is None:
+            return None
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def _on_down(self, down: LinkDown) -> object:
+        """Reader thread: a link that drops as the emulator exits is the end of its log."""
+        code = self.exited(_EXIT_WAIT)
+        if code is None:
+            return down
+        if code == 0:
+            return BoardDone(down.t, True, "the board emulator played its whole log")
+        return BoardDone(down.t, False,
+                         f"the board emulator exited with status {code}: {self.error_tail()}")
+
+    def error_tail(self) -> str:
+        if self._errors is None:
+            return ""
+        self._errors.seek(0)
+        lines = self._errors.read().decode(errors="replace").strip().splitlines()
+        return lines[-1] if lines else "(no message)"
+
+    def send_leds(self, frame: LedFrame) -> None:
+        if self.link_board is not None:
+            self.link_board.send_leds(frame)
+
+    def stop(self) -> None:
+        if self.link_board is not None:
+            self.link_board.stop()
+        logging.getLogger("firmware_bridge.link").removeFilter(self._filter)
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            if self.exited(5.0) is None:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc is not None and self.proc.stdout is not None:
+            self.proc.stdout.close()
+        if self._errors is not None:
+            self._errors.close()
+            self._errors = None
+        if self._dir is not None:
+            shutil.rmtree(self._dir, ignore_errors=True)
+            self._dir = None
+        self._stack.close()
+
+
+class _EndOfLogFilter(logging.Filter):
+    """Keeps "board link lost" out of the log when the emulator simply finished."""
+
+    def __init__(self, board: EmulatorBoard) -> None:
+        super().__init__()
+        self.board = board
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.WARNING and " lost: " in record.getMessage():
+            return self.board.exited(_EXIT_WAIT) is None
+        return True

@@ -1,0 +1,132 @@
+"""One game at the board: its referee, its record, its sensor log and its output files.
+
+Times: the board's events carry link seconds; a game starts at link time `t0` and its
+referee and sensor log see ``t - t0`` (rounded to the microsecond, as the log stores it,
+so replaying the log feeds the referee exactly what the service fed it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from board_ctl.core import events as ev
+from board_ctl.core.effects import Effect, GameOver
+from board_ctl.core.profiles import Profile
+from board_ctl.replay import new_game
+from board_ctl.sensorlog import StartInfo
+from board_ctl.service.sensorwriter import SensorLogWriter
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class GameFiles:
+    sensor: Path  # the raw events (JSON Lines), written as they arrive
+    pgn: Path
+    report: Path  # the game report (JSON Lines)
+
+
+class OutputNamer:
+    """Where game n goes: --pgn/--report if given (game 2 on gets -2, -3 ...), else a
+    dated name in the output directory. The sensor log always sits beside the PGN."""
+
+    def __init__(self, directory: Path, pgn: Path | None = None,
+                 report: Path | None = None) -> None:
+        self.directory = directory
+        self.pgn = pgn
+        self.report = report
+
+    def files(self, number: int, when: dt.datetime) -> GameFiles:
+        if self.pgn is not None:
+            suffix = "" if number == 1 else f"-{number}"
+            pgn = self.pgn.with_name(f"{self.pgn.stem}{suffix}{self.pgn.suffix or '.pgn'}")
+            report = self.report
+            if report is not None and number > 1:
+                report = report.with_name(f"{report.stem}{suffix}{report.suffix}")
+        else:
+            stem = f"game-{when:%Y%m%d-%H%M%S}"
+            pgn = self.directory / f"{stem}.pgn"
+            n = 1
+            while any(p.exists() for p in (pgn, _beside(pgn, ".sensor.jsonl"))):
+                n += 1
+                pgn = self.directory / f"{stem}-{n}.pgn"
+            report = None
+        return GameFiles(sensor=_beside(pgn, ".sensor.jsonl"), pgn=pgn,
+                         report=report if report is not None else _beside(pgn, ".report.jsonl"))
+
+
+def _beside(pgn: Path, suffix: str) -> Path:
+    return pgn.with_name(pgn.stem + suffix)
+
+
+class GameSession:
+    def __init__(self, number: int, start: StartInfo, profile: Profile, files: GameFiles,
+                 t0: float) -> None:
+        self.number = number
+        self.start = start
+        self.files = files
+        self.t0 = t0
+        # as `board-ctl replay` starts a game (a start line's time control included)
+        self.referee, self.record = new_game(start, profile)
+        self.journal = SensorLogWriter(files.sensor, start)
+        self.last_t = 0.0  # game time of the last board event (what replay finishes at)
+        self.finished = False
+        self.written = False
+
+    @property
+    def over(self) -> bool:
+        return self.referee.result is not None
+
+    @property
+    def result(self) -> GameOver | None:
+        return self.referee.result
+
+    def local(self, t: float) -> float:
+        return round(max(t - self.t0, 0.0), 6)
+
+    def begin(self) -> list[Effect]:
+        """The opening LED frame (white to move)."""
+        return self._feed(ev.Tick(0.0))
+
+    def feed(self, event: ev.Event) -> list[Effect]:
+        event = dataclasses.replace(event, t=max(self.local(event.t), self.referee.now))
+        if not isinstance(event, ev.Tick):
+            self.journal.write(event)  # first: a crash in the referee still leaves the event
+            self.last_t = event.t
+        return self._feed(event)
+
+    def _feed(self, event: ev.Event) -> list[Effect]:
+        effects = self.referee.feed(event)
+        self.record.extend(effects)
+        return effects
+
+    def finish(self) -> list[Effect]:
+        """The board's log ends here (or the service stops): settle what is pending."""
+        if self.finished:
+            return []
+        self.finished = True
+        effects = self.referee.finish(self.last_t)
+        self.record.extend(effects)
+        return effects
+
+    def write_outputs(self) -> None:
+        _write_atomic(self.files.pgn, self.record.pgn_text())
+        _write_atomic(self.files.report, "\n".join(self.record.report_lines()) + "\n")
+        self.written = True
+        log.info("game %d: PGN %s, report %s, sensor log %s", self.number, self.files.pgn,
+                 self.files.report, self.files.sensor)
+
+    def close(self) -> None:
+        self.journal.close()
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)

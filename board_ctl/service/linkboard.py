@@ -1,0 +1,143 @@
+"""The board over its firmware link (`firmware_bridge.link.BoardLink`): a USB serial
+port such as /dev/chessboard or /dev/serial/by-id/..., the emulator's pty, or any
+pyserial URL (``socket://host:port``, ``rfc2217://...``, ``loop://``).
+
+BoardLink does the work: handshake, events, reconnecting with backoff after a yanked
+cable, a fresh snapshot after every (re)connection or sequence gap, and the last LED
+frame sent again to a board that comes back. This module runs its reader thread and
+tells the service when the link goes down and comes back.
+
+Time scale: a board's millisecond clock runs with the game. The board emulator plays a
+log N times faster (its HELLO_ACK says ``speed=N``): its events are N times closer
+together than the game's, so their times are multiplied by N here and the referee, the
+sensor log and the PGN's move times keep the log's own timeline. `time_scale` forces a
+factor (``board-ctl run --speed``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Callable
+
+from board_ctl.core import events as ev
+from board_ctl.core.effects import LedFrame
+from board_ctl.service.backends import Put
+from board_ctl.service.messages import LinkDown, LinkUp
+from firmware_bridge.link import BoardLink, BoardLinkError, ProtocolVersionError
+
+log = logging.getLogger(__name__)
+
+# Reconnect attempts: soon after a yank, then every 0.25 s at most. Every second away is
+# play the board reports only as its snapshot, so the link comes back as soon as it can.
+RECONNECT_BACKOFF = (0.02, 0.25)
+TICK_LAG = 0.05  # s a quiet-board Tick stays behind the host clock (see _read)
+
+
+class LinkBoard:
+    def __init__(self, url: str, *, baudrate: int = 115200, connect_timeout: float = 10.0,
+                 poll: float = 0.1, time_scale: float | None = None,
+                 link_factory: Callable[..., BoardLink] = BoardLink) -> None:
+        self.url = url
+        self.description = url
+        self.connect_timeout = connect_timeout
+        self.poll = poll
+        self.time_scale = time_scale  # None: the board's own (1, or the emulator's speed)
+        self.scale = 1.0
+        self.link = link_factory(url, baudrate=baudrate, backoff=RECONNECT_BACKOFF)
+        self._put: Put | None = None
+        self._connects = 0
+        self._disconnects = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.on_down: Callable[[LinkDown], object] | None = None  # may replace the message
+
+    def start(self, put: Put) -> None:
+        try:
+            self.link.open(timeout=self.connect_timeout)
+        except ProtocolVersionError:
+            raise
+        except BoardLinkError as exc:
+            if "://" not in self.url and not os.path.exists(self.url):
+                raise BoardLinkError(
+                    f"no board on {self.url}: the device does not exist (is the board "
+                    f"plugged in? the udev rule config/99-board-ctl.rules names it "
+                    f"/dev/chessboard)") from None
+            raise BoardLinkError(f"{exc} (is it the chessboard, with its firmware running?)") \
+                from None
+        info = self.link.board
+        self.scale = self.time_scale or (board_speed(info.firmware) if info else 1.0)
+        if info is not None:
+            self.description = f"{self.url} (firmware {info.firmware}, board {info.board_id})"
+        if self.scale != 1.0:
+            log.info("board clock runs %gx the game's: event times scaled by %g", self.scale,
+                     self.scale)
+        self._put = put
+        self._connects = self.link.stats.connects
+        self._disconnects = self.link.stats.disconnects
+        self._thread = threading.Thread(target=self._read, name="board-link", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        """Reader thread: events onto the queue, and a Tick when the board is quiet.
+
+        Like ``BoardLink.serve``, but a Tick is stamped from the last event's board time
+        plus the host time since, minus TICK_LAG, and without ``BoardLink.now()``: that
+        call also moves the floor for later events' times, so a frame delayed in transit
+        would get a later time than the board gave it. A Tick that lags a little only
+        fires the referee's timers a little later; the events keep the board's times.
+        """
+        last_t: float | None = None
+        last_host = 0.0
+        while not self._stop.is_set():
+            events = self.link.read_events(self.poll)
+            now = time.monotonic()
+            for event in events:
+                self._forward(event)
+            if events:
+                last_t, last_host = events[-1].t, now
+            elif last_t is None:
+                self._forward(ev.Tick(0.0))  # nothing heard yet; still notices a lost link
+            else:
+                self._forward(ev.Tick(max(last_t, last_t + (now - last_host) - TICK_LAG)))
+
+    def _forward(self, event: ev.Event) -> None:
+        """The reader thread's `put`: the event, preceded by any change of the link."""
+        assert self._put is not None
+        if self.scale != 1.0:
+            event = dataclasses.replace(event, t=event.t * self.scale)
+        stats = self.link.stats
+        t = event.t
+        if stats.disconnects != self._disconnects:
+            self._disconnects = stats.disconnects
+            down = LinkDown(t, "the board stopped answering")
+            self._put(self.on_down(down) if self.on_down else down)
+        if stats.connects != self._connects and self.link.connected:
+            self._connects = stats.connects
+            info = self.link.board
+            self._put(LinkUp(t, f"firmware {info.firmware}, board {info.board_id}"
+                             if info else ""))
+        self._put(event)
+
+    def send_leds(self, frame: LedFrame) -> None:
+        self.link.send_leds(frame)  # False while the link is down: BoardLink resends later
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:  # first: pyserial cannot close a port mid-read
+            self._thread.join(timeout=5)
+        self.link.close()
+
+
+def board_speed(firmware: str) -> float:
+    """N from an emulator's ``speed=N`` firmware string; 1 for a real board."""
+    match = re.search(r"\bspeed=([0-9.]+)\b", firmware)
+    try:
+        speed = float(match.group(1)) if match else 1.0
+    except ValueError:
+        return 1.0
+    return speed if speed > 0 else 1.0

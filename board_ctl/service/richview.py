@@ -1,0 +1,143 @@
+"""The live terminal view (rich): the board with its square LEDs, the status LEDs, the
+side to move, the open alerts, the last moves and the service's messages.
+
+Drawing happens on the view's own thread, at most ten times a second and only after a
+change; the loop thread only swaps in a new immutable `ViewState`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Sequence
+from typing import TextIO
+
+import chess
+from rich.console import Console, Group
+from rich.live import Live
+from rich.panel import Panel
+from rich.style import Style
+from rich.table import Table
+from rich.text import Text
+
+from board_ctl.core.effects import Blink, Colour, Effect
+from board_ctl.service.view import ViewState, describe_leds, moves_text
+
+LED_COLOURS = {Colour.RED: "red3", Colour.GREEN: "green3", Colour.BLUE: "dodger_blue2",
+               Colour.YELLOW: "yellow3", Colour.WHITE: "grey93", Colour.ORANGE: "dark_orange"}
+LIGHT, DARK = "#c8b48a", "#8c6e4b"
+GLYPHS = {chess.KING: "♚", chess.QUEEN: "♛", chess.ROOK: "♜", chess.BISHOP: "♝",
+          chess.KNIGHT: "♞", chess.PAWN: "♟"}
+REDRAW_EVERY = 0.1  # s
+
+
+class RichView:
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.console = Console(file=stream)
+        self._state: ViewState | None = None
+        self._messages: deque[str] = deque(maxlen=6)
+        self._lock = threading.Lock()
+        self._dirty = threading.Event()
+        self._closing = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="view", daemon=True)
+        self._thread.start()
+
+    # --- called from the loop thread
+
+    def show(self, state: ViewState, effects: Sequence[Effect]) -> None:
+        self._state = state
+        self._dirty.set()
+
+    def message(self, text: str) -> None:
+        with self._lock:
+            self._messages.append(text)
+        self._dirty.set()
+
+    def close(self) -> None:
+        self._closing.set()
+        self._dirty.set()
+        self._thread.join(timeout=5)
+
+    # --- the view thread
+
+    def _run(self) -> None:
+        with Live(self._render(), console=self.console, auto_refresh=False,
+                  redirect_stdout=False, redirect_stderr=False) as live:
+            while not self._closing.is_set():
+                self._dirty.wait()
+                self._dirty.clear()
+                live.update(self._render(), refresh=True)
+                self._closing.wait(REDRAW_EVERY)  # at most 10 redraws a second
+            live.update(self._render(), refresh=True)
+
+    def _render(self) -> Group:
+        state = self._state
+        with self._lock:
+            messages = list(self._messages)
+        if state is None:
+            return Group(Text("board-ctl: connecting to the board ...", style="bold"),
+                         *[Text(m, style="dim") for m in messages])
+        layout = Table.grid(padding=(0, 2))
+        layout.add_row(self._board(state), self._side(state))
+        log = Text("\n".join(messages), style="dim") if messages else Text("")
+        return Group(Panel(layout, title=f"board-ctl · {state.board}", expand=False), log)
+
+    def _board(self, state: ViewState) -> Table:
+        board = chess.Board(state.fen)
+        lights = {s.square: s for s in (state.frame.squares if state.frame else ())}
+        grid = Table.grid()
+        for rank in range(7, -1, -1):
+            cells: list[Text] = [Text(f"{rank + 1} ", style="dim")]
+            for file in range(8):
+                square = chess.square(file, rank)
+                bg = LIGHT if (file + rank) % 2 else DARK
+                light = lights.get(square)
+                blink = False
+                if light is not None and light.colour in LED_COLOURS:
+                    bg = LED_COLOURS[light.colour]
+                    blink = light.blink != Blink.STEADY
+                piece = board.piece_at(square)
+                sensed = bool(state.occupied & chess.BB_SQUARES[square])
+                if piece is not None:
+                    glyph = GLYPHS[piece.piece_type]
+                    fg = "bright_white" if piece.color == chess.WHITE else "black"
+                    dim = not sensed  # lifted off its square
+                    cell = Text(f" {glyph} ", style=Style(color=fg, bgcolor=bg, bold=True,
+                                                         dim=dim, blink=blink))
+                elif sensed:  # something stands where the game has nothing
+                    cell = Text(" ● ", style=Style(color="grey30", bgcolor=bg, blink=blink))
+                else:
+                    cell = Text("   ", style=Style(bgcolor=bg, blink=blink))
+                cells.append(cell)
+            grid.add_row(*cells)
+        grid.add_row(Text("  "), *[Text(f" {f} ", style="dim") for f in "abcdefgh"])
+        return grid
+
+    def _side(self, state: ViewState) -> Group:
+        lines: list[Text] = []
+        head = {"setup": "setting up: put the pieces on their start squares",
+                "playing": "playing", "over": "game over"}.get(state.phase, state.phase)
+        lines.append(Text(f"Game {state.game or '-'} · {head}", style="bold"))
+        if state.phase == "playing":
+            side = "White" if state.turn == chess.WHITE else "Black"
+            lines.append(Text(f"{side} to move", style="bold cyan"))
+        if state.result:
+            lines.append(Text(f"Result {state.result} ({state.termination})", style="bold green"))
+        frame = state.frame
+        if frame is not None:
+            st = frame.status
+
+            def lamp(on: bool, name: str) -> str:
+                return f"{'●' if on else '○'} {name}"
+
+            alert = "○ alert" if st.alert is None else f"● alert ({st.alert.name.lower()})"
+            lines.append(Text("  ".join([lamp(st.white_to_move, "white"),
+                                         lamp(st.black_to_move, "black"), alert,
+                                         lamp(st.game_over, "game over")])))
+            lines.append(Text(f"LEDs: {describe_leds(frame)}", style="dim"))
+        lines.append(Text(f"link: {state.link} · t = {state.t:.1f} s", style="dim"))
+        for code, text in state.alerts:
+            lines.append(Text(f"⚠ {code}: {text}", style="bold red"))
+        if state.moves:
+            lines.append(Text("Moves: " + moves_text(state.start_fen, state.moves, last=12)))
+        return Group(*lines)

@@ -1,0 +1,339 @@
+"""The service loop: one queue, one loop thread.
+
+The board backend's threads only put raw events (and link messages) on the queue; this
+loop takes them one at a time and
+
+1. records each raw event in the current game's sensor log (flushed per line),
+2. feeds it to the referee,
+3. sends the resulting LED frame to the board's square LEDs and the Pi's status LEDs
+   and buzzer (first, so nothing delays it),
+4. updates the terminal view, and at the end of a game writes the PGN and the report.
+
+A game starts when the board shows the start position (at once when it is set up at
+connection); after a result, setting the pieces up again starts the next game. With
+`once`, the service stops when the game ends or when the board has nothing more to
+report (the emulator played its log, or the link stayed away `lost_timeout` s).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import queue
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import cast
+
+import chess
+
+from board_ctl.core import events as ev
+from board_ctl.core.effects import (
+    Blink,
+    Colour,
+    Effect,
+    LedFrame,
+    SquareLight,
+    StatusLights,
+)
+from board_ctl.core.profiles import Profile
+from board_ctl.sensorlog import StartInfo
+from board_ctl.service.backends import Board
+from board_ctl.service.game import GameFiles, GameSession, OutputNamer
+from board_ctl.service.messages import BoardDone, LinkDown, LinkUp
+from board_ctl.service.sdnotify import Notifier
+from board_ctl.service.statuslights import StatusOutputs
+from board_ctl.service.view import NullView, View, ViewState
+
+log = logging.getLogger(__name__)
+
+POLL = 0.25  # s: the loop wakes at least this often (stop requests, watchdog, timeouts)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    once: bool = False
+    lost_timeout: float = 3.0  # with once: a board away this long has finished
+    linger: float = 1.5  # with once: after the result, read on until the board is quiet
+
+
+def setup_frame(t: float, occupied: chess.Bitboard, expected: chess.Bitboard) -> LedFrame:
+    """Guidance while setting up: green where a piece is missing, red where one is extra."""
+    lights = [SquareLight(sq, Colour.GREEN, Blink.SLOW)
+              for sq in chess.scan_forward(expected & ~occupied)]
+    lights += [SquareLight(sq, Colour.RED, Blink.SLOW)
+               for sq in chess.scan_forward(occupied & ~expected)]
+    return LedFrame(t, tuple(sorted(lights, key=lambda light: light.square)), StatusLights())
+
+
+class Service:
+    def __init__(self, board: Board, *, profile: Profile, start: StartInfo,
+                 namer: OutputNamer, options: RunOptions = RunOptions(),
+                 view: View | None = None, status: StatusOutputs | None = None,
+                 notifier: Notifier | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.board = board
+        self.profile = profile
+        self.start = start
+        self.namer = namer
+        self.options = options
+        self.view: View = view or NullView()
+        self.status = status
+        self.notifier = notifier or Notifier({})
+        self._clock = clock
+        self.queue: queue.Queue[object] = queue.Queue()
+        self.session: GameSession | None = None
+        self.games: list[GameFiles] = []  # every game's files (a finished game's referee
+        # and record are let go: the service runs for months)
+        self.last_session: GameSession | None = None  # the latest game, also once closed
+        self.expected = chess.Board(start.fen).occupied
+        self.occupied: chess.Bitboard | None = None  # raw, from the events (None: not seen)
+        self.frame: LedFrame | None = None
+        self.link = "connected"
+        self.exit_code = 0
+        self.error: str | None = None  # why exit_code is not 0
+        self.stop_reason = ""
+        self._stop_requested = False
+        self._done = False
+        self._closed = False
+        self._lost_since: float | None = None
+        self._over_since: float | None = None
+        self._last_event = 0.0  # wall clock of the last board event (not a Tick)
+        self._t = 0.0  # link time of the last item
+        self._shown_occupied: chess.Bitboard | None = None
+
+    # ------------------------------------------------------------------ running
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop_requested
+
+    def request_stop(self) -> None:
+        """Ask the loop to finish the game and stop (safe from a signal handler)."""
+        self._stop_requested = True
+
+    def run(self) -> int:
+        """Connect, loop until done, shut down; the exit status."""
+        self.open()
+        try:
+            while self.step():
+                pass
+        finally:
+            self.close()
+        return self.exit_code
+
+    def open(self) -> None:
+        self.board.start(self.queue.put)  # raises BoardCtlError if the board is not there
+        self._message(f"board: {self.board.description}")
+        self.notifier.ready(f"board {self.board.description}")
+
+    def step(self, timeout: float = POLL) -> bool:
+        """Handle the next queue item (waiting up to `timeout`); False once done."""
+        if self._stop_requested and not self._done:
+            self._end("stopped")
+        if self._done:
+            return False
+        try:
+            item = self.queue.get(timeout=timeout) if timeout > 0 else self.queue.get_nowait()
+        except queue.Empty:
+            item = None
+        if item is not None:
+            self.handle(item)
+        self._housekeeping()
+        return not self._done
+
+    def close(self) -> None:
+        """Finish the game in progress (PGN written), stop the board and the outputs."""
+        if self._closed:
+            return
+        self._closed = True
+        self._shutdown()
+
+    def handle(self, item: object) -> None:
+        """One queue item (the loop's body; tests may call it directly)."""
+        if isinstance(item, (LinkDown, LinkUp, BoardDone)):
+            self._board_message(item)
+            return
+        event = cast(ev.Event, item)
+        tick = isinstance(event, ev.Tick)
+        if not tick:
+            self._last_event = self._clock()
+            self._track(event)
+        self._t = event.t
+        session = self.session
+        if session is not None and session.over and not tick and self._set_up_again():
+            self._close_session()
+            session = None
+        if session is None:
+            if not tick and self.occupied == self.expected:
+                self._begin_game(event.t)
+            elif not tick:
+                self._setup_guidance(event.t)
+            return
+        effects = session.feed(event)
+        if effects:
+            self._apply(effects, session)
+        elif session.referee.occupied != self._shown_occupied:
+            self._publish(())  # a piece lifted or put down: the view shows it
+
+    # ------------------------------------------------------------------ games
+
+    def _track(self, event: ev.Event) -> None:
+        if isinstance(event, ev.Snapshot):
+            self.occupied = event.occupied
+        elif isinstance(event, (ev.Lifted, ev.Placed)) and self.occupied is not None:
+            bit = chess.BB_SQUARES[event.square]
+            self.occupied = (self.occupied | bit if isinstance(event, ev.Placed)
+                             else self.occupied & ~bit)
+
+    def _set_up_again(self) -> bool:
+        """After a result, the start position again: the next game (not with once)."""
+        return not self.options.once and self.occupied == self.expected
+
+    def _begin_game(self, t: float) -> None:
+        number = len(self.games) + 1
+        files = self.namer.files(number, dt.datetime.now())
+        session = GameSession(number, self.start, self.profile, files, t0=t)
+        self.session = self.last_session = session
+        self.games.append(files)
+        self._over_since = None
+        self._message(f"game {number} started; sensor log {files.sensor}")
+        self.notifier.status(f"game {number} playing")
+        self._apply(session.begin(), session)
+
+    def _setup_guidance(self, t: float) -> None:
+        if self.occupied is None:
+            return
+        frame = setup_frame(t, self.occupied, self.expected)
+        last = self.frame
+        if last is None or (frame.squares, frame.status) != (last.squares, last.status):
+            self._send_frame(frame)
+            self._publish([frame])
+
+    def _apply(self, effects: Sequence[Effect], session: GameSession) -> None:
+        if not effects:
+            return
+        for effect in effects:
+            if isinstance(effect, LedFrame):
+                self._send_frame(effect)  # first: this is the latency that matters
+        was_over = self._over_since is not None
+        self._publish(effects)
+        if session.over and not was_over:
+            self._game_over(session)
+
+    def _send_frame(self, frame: LedFrame) -> None:
+        self.frame = frame
+        self.board.send_leds(frame)
+        if self.status is not None:
+            self.status.show(frame)
+
+    def _game_over(self, session: GameSession) -> None:
+        self._over_since = self._clock()
+        result = session.result
+        assert result is not None
+        session.write_outputs()
+        self._message(f"game {session.number}: {result.result} ({result.termination}); "
+                      f"PGN {session.files.pgn}")
+        self.notifier.status(f"game {session.number} over: {result.result}")
+        if not self.options.once:
+            self._message("set the pieces up again for a new game")
+
+    def _close_session(self) -> None:
+        session = self.session
+        if session is None:
+            return
+        if not session.written:
+            self._apply(session.finish(), session)
+            if not session.written:
+                session.write_outputs()
+                self._message(f"game {session.number} ended unfinished; PGN {session.files.pgn}")
+        session.close()
+        self.session = None
+
+    # ------------------------------------------------------------------ the board
+
+    def _board_message(self, item: LinkDown | LinkUp | BoardDone) -> None:
+        if isinstance(item, LinkDown):
+            self._lost_since = self._clock()
+            self.link = "lost, reconnecting"
+            kept = len(self.session.record.moves) if self.session else 0
+            self._message(f"board link lost at t={item.t:.1f} s ({item.reason}); the {kept} "
+                          f"moves recorded are kept; reconnecting")
+            if self.options.once and self._over_since is not None:
+                self._end("the game is over and the board went away")
+        elif isinstance(item, LinkUp):
+            away = self._clock() - self._lost_since if self._lost_since is not None else 0.0
+            self._lost_since = None
+            self.link = "connected"
+            self._message(f"board link back after {away:.1f} s ({item.detail}); "
+                          f"reconciling the game with the board's snapshot")
+        else:
+            session = self.session
+            if session is not None and not session.finished:
+                self._apply(session.finish(), session)  # the log ends here, as in a replay
+            self._message(item.detail)
+            if not item.ok:
+                self.exit_code = 1
+                self.error = item.detail
+            self._end(item.detail)
+        self._publish(())
+
+    def _housekeeping(self) -> None:
+        self.notifier.pet()
+        if not self.options.once or self._done:
+            return
+        now = self._clock()
+        if (self._over_since is not None and now - self._over_since >= self.options.linger
+                and now - self._last_event >= self.options.linger):
+            self._end("the game is over")
+        elif self._lost_since is not None and now - self._lost_since >= self.options.lost_timeout:
+            self._message(f"the board has been away {self.options.lost_timeout:g} s: "
+                          f"taking that as the end of its log")
+            self._end("the board went away")
+
+    def _end(self, reason: str) -> None:
+        self.stop_reason = reason
+        self._done = True
+
+    def _shutdown(self) -> None:
+        self.notifier.stopping()
+        try:
+            self._close_session()
+        finally:
+            self.board.stop()
+            if self.status is not None:
+                self.status.close()
+        if not self.games and self.options.once and self.exit_code == 0 and \
+                not self._stop_requested:
+            self.exit_code = 1
+            self.error = "no game was played: the board never showed the start position"
+
+    # ------------------------------------------------------------------ the view
+
+    def _message(self, text: str) -> None:
+        log.info("%s", text)
+        self.view.message(text)
+
+    def _publish(self, effects: Sequence[Effect]) -> None:
+        state = self.state()
+        self._shown_occupied = state.occupied
+        self.view.show(state, effects)
+
+    def state(self) -> ViewState:
+        session = self.session
+        occupied = self.occupied if self.occupied is not None else 0
+        if session is None:
+            return ViewState("setup", len(self.games), self.start.fen, self.start.fen,
+                             occupied, self.frame, board=self.board.description,
+                             link=self.link, t=self._t)
+        referee = session.referee
+        result = referee.result
+        return ViewState(
+            phase="over" if result else "playing", game=session.number,
+            fen=referee.board.fen(), start_fen=session.start.fen, occupied=referee.occupied,
+            frame=self.frame,
+            alerts=tuple((a.code, a.text) for a in referee.alerts.values()),
+            moves=tuple(m.san for m in session.record.moves),
+            result=result.result if result else None,
+            termination=result.termination if result else "",
+            board=self.board.description, link=self.link, t=referee.now)

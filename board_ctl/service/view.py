@@ -1,0 +1,184 @@
+"""What the terminal shows: the board, its LEDs, the alerts and the side to move.
+
+The loop thread builds an immutable `ViewState` after anything visible changes and hands
+it, with the effects that caused it, to a view: `PlainView` prints one line per move,
+alert and message (readable in a CI log or a journal), `RichView` (board_ctl.service.
+richview, when `rich` is installed and stdout is a terminal) redraws a live board from
+its own thread, so drawing never delays an LED frame.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, TextIO
+
+import chess
+
+from board_ctl.core.effects import (
+    Alert,
+    AlertCleared,
+    Buzzer,
+    Effect,
+    GameOver,
+    LedFrame,
+    MoveMade,
+    Note,
+    Penalty,
+)
+from board_ctl.sensorlog import SIDE_NAMES
+
+
+@dataclass(frozen=True)
+class ViewState:
+    phase: str  # "setup" (waiting for the start position), "playing", "over"
+    game: int  # game number in this run (0 before the first)
+    fen: str  # the game's position (the start position while setting up)
+    start_fen: str
+    occupied: chess.Bitboard  # what the sensors show
+    frame: LedFrame | None  # the LEDs as last sent
+    alerts: tuple[tuple[str, str], ...] = ()  # (code, text) of the open alerts
+    moves: tuple[str, ...] = ()  # SAN of every move so far
+    result: str | None = None
+    termination: str = ""
+    board: str = ""  # which board, on which port
+    link: str = "connected"
+    t: float = 0.0  # game time, s
+
+    @property
+    def turn(self) -> chess.Color:
+        return chess.Board(self.fen).turn
+
+
+class View(Protocol):
+    def show(self, state: ViewState, effects: Sequence[Effect]) -> None: ...
+
+    def message(self, text: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+def move_label(start_fen: str, ply: int, san: str) -> str:
+    """``12. Nf3`` or ``12... Nf6`` for the ply-th move (1-based) from start_fen."""
+    board = chess.Board(start_fen)
+    index = ply - 1 + (0 if board.turn == chess.WHITE else 1)
+    number = board.fullmove_number + index // 2
+    return f"{number}. {san}" if index % 2 == 0 else f"{number}... {san}"
+
+
+def moves_text(start_fen: str, sans: Sequence[str], last: int | None = None) -> str:
+    """``12. Nf3 Nf6 13. c4`` for the moves from start_fen (only the `last` plies if set)."""
+    first = 0 if last is None else max(len(sans) - last, 0)
+    words = []
+    for i in range(first, len(sans)):
+        label = move_label(start_fen, i + 1, sans[i])
+        if "..." in label and i != first:
+            label = sans[i]
+        words.append(label)
+    return " ".join(words)
+
+
+def describe_leds(frame: LedFrame) -> str:
+    lights = ", ".join(
+        chess.square_name(s.square) + " " + s.colour.name.lower()
+        + (f" ({s.blink.name.lower()})" if s.blink else "") for s in frame.squares)
+    buzzer = "" if frame.buzzer == Buzzer.SILENT else f"; buzzer {frame.buzzer.name.lower()}"
+    return f"{lights or 'all dark'}{buzzer}"
+
+
+def board_text(state: ViewState) -> str:
+    """The position, rank 8 on top; LED colours as a letter after the piece."""
+    board = chess.Board(state.fen)
+    lights = {s.square: s for s in (state.frame.squares if state.frame else ())}
+    rows = []
+    for rank in range(7, -1, -1):
+        cells = []
+        for file in range(8):
+            square = chess.square(file, rank)
+            piece = board.piece_at(square)
+            mark = piece.symbol() if piece else "."
+            light = lights.get(square)
+            mark += light.colour.name[0].lower() if light else " "
+            cells.append(mark)
+        rows.append(f"{rank + 1} " + " ".join(cells))
+    rows.append("  " + " ".join(f + " " for f in "abcdefgh"))
+    return "\n".join(rows)
+
+
+class PlainView:
+    """Line by line, for logs and pipes."""
+
+    def __init__(self, write: Callable[[str], object] | None = None,
+                 stream: TextIO | None = None) -> None:
+        self._stream = stream or sys.stdout
+        self._write = write or self._print
+
+    def _print(self, line: str) -> None:
+        self._stream.write(line + "\n")
+        self._stream.flush()
+
+    def show(self, state: ViewState, effects: Sequence[Effect]) -> None:
+        for effect in effects:
+            line = self._line(state, effect)
+            if line:
+                self._write(line)
+            if isinstance(effect, GameOver):
+                self._write(board_text(state))
+
+    def _line(self, state: ViewState, effect: Effect) -> str | None:
+        t = f"[{effect.t:8.2f}]"
+        match effect:
+            case MoveMade(ply=ply, san=san):
+                return f"{t} {move_label(state.start_fen, ply, san)}"
+            case Alert(code=code, side=side, text=text):
+                who = f" ({SIDE_NAMES[side]})" if side is not None else ""
+                return f"{t} ALERT {code}{who}: {text}"
+            case AlertCleared(code=code):
+                return f"{t} cleared {code}"
+            case GameOver(result=result, termination=termination):
+                return f"{t} RESULT {result} ({termination})"
+            case Penalty(to_side=side, seconds=seconds, reason=reason):
+                return f"{t} penalty: {seconds} s to {SIDE_NAMES[side]} ({reason})"
+            case Note(text=text):
+                return f"{t} note: {text}"
+            case LedFrame(squares=squares) if squares:
+                return f"{t} leds: {describe_leds(effect)}"
+        return None
+
+    def message(self, text: str) -> None:
+        self._write(text)
+
+    def close(self) -> None:
+        pass
+
+
+class NullView:
+    def show(self, state: ViewState, effects: Sequence[Effect]) -> None:
+        pass
+
+    def message(self, text: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+VIEWS_HELP = ("terminal view: rich (a live board), plain (one line per move and alert), none; "
+              "auto picks rich on a terminal, plain otherwise")
+
+
+def make_view(kind: str, stream: TextIO | None = None) -> View:
+    """`auto`: rich on a terminal when rich is installed, else plain lines."""
+    stream = stream or sys.stdout
+    if kind == "none":
+        return NullView()
+    if kind == "auto":
+        kind = "rich" if stream.isatty() else "plain"
+    if kind == "rich":
+        try:
+            from board_ctl.service.richview import RichView
+        except ImportError:
+            return PlainView(stream=stream)
+        return RichView(stream=stream)
+    return PlainView(stream=stream)

@@ -1,0 +1,163 @@
+"""The service's configuration (TOML, checked at start-up), sd_notify over a real unix
+socket, and `board-ctl run`'s answers to bad input: one line, the right exit status."""
+
+from __future__ import annotations
+
+import re
+import socket
+from pathlib import Path
+
+import pytest
+
+from board_ctl.config import Config, all_keys, load_config, parse_config
+from board_ctl.errors import ConfigError
+from board_ctl.service.cli import run_command
+from board_ctl.cli import build_parser
+from board_ctl.service.sdnotify import Notifier
+from servicekit import ROOT, board_ctl
+
+EXAMPLE = ROOT / "config" / "board.example.toml"
+
+
+def test_nothing_configured_is_the_demo() -> None:
+    config = load_config(None)
+    assert config == Config()
+    assert config.board.backend == "emulator" and config.emulator.log == ""
+    assert config.output.dir == "games"
+
+
+def test_the_example_documents_every_key_and_loads() -> None:
+    text = EXAMPLE.read_text(encoding="utf-8")
+    config = load_config(EXAMPLE)
+    assert config.board.backend == "emulator"
+    for key in all_keys():
+        section, name = key.rsplit(".", 1)
+        assert re.search(rf"^\[{re.escape(section)}\]", text, re.M), f"no [{section}]"
+        assert re.search(rf"^#? ?{name} = ", text, re.M), f"{key} is not documented"
+    # every commented-out key is valid as written, uncommented on its own
+    for block in re.split(r"(?m)^(?=\[)", text):
+        for line in re.findall(r"(?m)^# (\w+ = .*)$", block):
+            section = block.split("]", 1)[0] + "]"
+            parse_config(f'[board]\nbackend = "gpio"\n{section}\n{line}\n', "example")
+
+
+@pytest.mark.parametrize("text,message", [
+    ('[board]\nbackend = "x"', "board.backend must be one of serial, gpio, emulator, got 'x'"),
+    ('[board]\nbackend = "serial"\nspeed = 3', "unknown key board.speed in board"),
+    ('[bord]\nbackend = "serial"', "unknown key bord in the config file"),
+    ('[serial]\nbaudrate = "fast"', "serial.baudrate must be an integer, got 'fast'"),
+    ("[serial]\nlost_timeout = 0", "serial.lost_timeout must be at least 0.1, got 0"),
+    ("[gpio]\nrows = [1, 2, 3]", "gpio.rows must list 8 values, got 3"),
+    ("[gpio]\nrows = [4, 17, 27, 22, 5, 6, 13, 40]",
+     "gpio.rows[7] must be a BCM GPIO number 0-27, got 40"),
+    ('[board]\nbackend = "gpio"\n[status]\nalert = 4', "gpio.rows[0] uses GPIO4, already used by "
+                                                        "status.alert"),
+    ("[status]\nactive_high = 1", "status.active_high must be true or false, got 1"),
+    ('[game]\nfen = "not a fen"', "game.fen is not a FEN"),
+    ('[display]\nview = "fancy"', "display.view must be one of auto, rich, plain, none"),
+    ("board = 3", "board must be a table ([board]), got 3"),
+    ("[board\nbackend = 1", "not valid TOML"),
+])
+def test_bad_keys_are_named(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text, "board.toml")
+    assert str(caught.value).startswith("board.toml: ")
+    assert message in str(caught.value)
+
+
+def test_command_line_overrides_are_checked_too() -> None:
+    config = Config().with_overrides(board={"backend": "serial"}, serial={"port": "loop://"},
+                                     emulator={"speed": None})
+    assert (config.board.backend, config.serial.port) == ("serial", "loop://")
+    with pytest.raises(ConfigError, match="emulator.speed must be at least 0.01, got -2"):
+        Config().with_overrides(emulator={"speed": -2.0})
+
+
+def test_bad_config_file_is_one_line_and_exit_2(tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "board.toml"
+    bad.write_text('[board]\nbackend = "usb"\n', encoding="utf-8")
+    args = build_parser().parse_args(["run", "--config", str(bad)])
+    assert run_command(args) == 2
+    err = capsys.readouterr().err
+    assert err == (f"board-ctl run: {bad}: board.backend must be one of serial, gpio, "
+                   f"emulator, got 'usb'\n")
+    args = build_parser().parse_args(["run", "--config", str(tmp_path / "none.toml")])
+    assert run_command(args) == 2
+    assert "cannot read config file" in capsys.readouterr().err
+
+
+ON_A_PI = Path("/proc/device-tree/model").is_file() and \
+    "Raspberry Pi" in Path("/proc/device-tree/model").read_text(errors="replace")
+
+
+@pytest.mark.skipif(ON_A_PI, reason="this machine has GPIO")
+def test_status_pins_without_gpio_are_one_line(tmp_path: Path) -> None:
+    """A [status] pin on a machine without GPIO: exit 1 with one line, no traceback."""
+    config = tmp_path / "board.toml"
+    config.write_text("[status]\nwhite_to_move = 17\n", encoding="utf-8")
+    result = board_ctl("run", "--config", str(config), "--once", "--view", "plain",
+                       cwd=tmp_path, timeout=30)
+    assert result.returncode == 1
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert result.stderr.startswith("board-ctl run: status LEDs: ")
+    assert "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------- sd_notify
+
+
+def test_sd_notify_over_a_real_socket(tmp_path: Path) -> None:
+    path = tmp_path / "notify"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as listener:
+        listener.bind(str(path))
+        listener.settimeout(5)
+        now = [0.0]
+        notifier = Notifier({"NOTIFY_SOCKET": str(path), "WATCHDOG_USEC": "2000000"},
+                            clock=lambda: now[0])
+        assert notifier.watchdog_interval == 2.0
+        assert notifier.ready("board on /dev/chessboard")
+        assert listener.recv(1024) == b"READY=1\nSTATUS=board on /dev/chessboard"
+        assert notifier.pet()
+        assert listener.recv(1024) == b"WATCHDOG=1"
+        now[0] = 0.9
+        assert not notifier.pet()  # half the interval has not passed
+        now[0] = 1.0
+        assert notifier.pet()
+        assert listener.recv(1024) == b"WATCHDOG=1"
+        assert notifier.stopping()
+        assert listener.recv(1024) == b"STOPPING=1"
+        notifier.close()
+
+
+def test_sd_notify_abstract_socket_and_absent() -> None:
+    name = f"board-ctl-test-{id(object())}"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as listener:
+        listener.bind("\0" + name)
+        listener.settimeout(5)
+        notifier = Notifier({"NOTIFY_SOCKET": "@" + name})
+        assert notifier.status("game 1 playing")
+        assert listener.recv(1024) == b"STATUS=game 1 playing"
+    quiet = Notifier({})
+    assert not quiet.enabled and not quiet.ready() and not quiet.pet()
+    other = Notifier({"NOTIFY_SOCKET": "@x", "WATCHDOG_USEC": "1000", "WATCHDOG_PID": "1"})
+    assert other.watchdog_interval is None  # the watchdog is for another process
+
+
+@pytest.mark.parametrize("port,backend,key,value", [
+    ("/dev/serial/by-id/usb-board", "serial", "serial.port", "/dev/serial/by-id/usb-board"),
+    ("socket://localhost:7000", "serial", "serial.port", "socket://localhost:7000"),
+    ("emulator://", "emulator", "emulator.log", ""),
+    ("emulator:///tmp/game.jsonl", "emulator", "emulator.log", "/tmp/game.jsonl"),
+    ("gpio://", "gpio", None, None),
+])
+def test_port_urls_pick_the_backend(port: str, backend: str, key: str | None,
+                                    value: str | None) -> None:
+    from board_ctl.service.cli import _config
+
+    config = _config(build_parser().parse_args(["run", "--port", port, "--speed", "8"]))
+    assert config.board.backend == backend
+    assert config.emulator.speed == 8.0
+    if key is not None:
+        section, name = key.split(".")
+        assert getattr(getattr(config, section), name) == value
