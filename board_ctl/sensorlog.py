@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -15,9 +16,12 @@ from typing import IO, Any
 import chess
 
 from board_ctl.core import events as ev
+from board_ctl.core.timecontrol import TimeControl
 from board_ctl.errors import SensorLogError
 
 SIDES = {"white": chess.WHITE, "black": chess.BLACK}
+_TAG_NAME = re.compile(r"[A-Za-z0-9_]+")
+_TAGS_OF_OUR_OWN = {"FEN", "SetUp", "Result", "TimeControl", "Termination"}
 SIDE_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 PROMOTION_PIECES = {"q": chess.QUEEN, "r": chess.ROOK, "b": chess.BISHOP, "n": chess.KNIGHT}
 
@@ -29,6 +33,8 @@ class StartInfo:
     fen: str = chess.STARTING_FEN
     time_control: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
+    # What was wrong with the line and left out (the rest of it still counts).
+    problems: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass
@@ -62,13 +68,29 @@ def _start(obj: dict[str, Any]) -> StartInfo:
         raise ValueError(f"bad FEN {fen!r}: {exc}") from None
     if not board.is_valid():
         raise ValueError(f"FEN {fen!r} is not a legal position ({board.status()!r})")
+    problems: list[str] = []
     tc = obj.get("time_control")
-    if tc is not None and not isinstance(tc, str):
-        raise ValueError("'time_control' must be a string such as \"5400+30\"")
+    if tc is not None:
+        try:
+            tc = str(TimeControl.parse(tc)) if isinstance(tc, str) else TimeControl.parse("")
+        except ValueError as exc:
+            problems.append(f"{exc}; the game is replayed without a clock")
+            tc = None
     tags = obj.get("tags", {})
-    if not isinstance(tags, dict) or not all(isinstance(v, str) for v in tags.values()):
-        raise ValueError("'tags' must be an object of strings")
-    return StartInfo(fen=board.fen(), time_control=tc, tags=dict(tags))
+    if not isinstance(tags, dict):
+        problems.append("'tags' must be an object of PGN tags; left out")
+        tags = {}
+    good: dict[str, str] = {}
+    for name, value in tags.items():
+        if not _TAG_NAME.fullmatch(name) or name in _TAGS_OF_OUR_OWN:
+            problems.append(f"tag {name!r} left out: not a PGN tag name, or one the game "
+                            "record sets itself")
+        elif not isinstance(value, str) or '"' in value or "\n" in value:
+            problems.append(f"tag {name!r} left out: its value must be one line of text "
+                            "without double quotes")
+        else:
+            good[name] = value
+    return StartInfo(fen=board.fen(), time_control=tc, tags=good, problems=tuple(problems))
 
 
 def _snapshot(obj: dict[str, Any], t: float) -> ev.Snapshot:
@@ -145,6 +167,8 @@ def iter_sensor_log(
             if number != 1:
                 yield number, SensorLogError("'start' is only allowed on the first line", number)
                 continue
+            for problem in item.problems:
+                yield number, SensorLogError(problem, number)
         elif item.t < last_t:
             yield number, SensorLogError(
                 f"time goes backwards ({item.t} after {last_t}); line skipped", number

@@ -66,3 +66,15 @@ def test_reading_goes_on_past_bad_lines() -> None:
     log = read_sensor_log(io.StringIO(text))
     assert log.events == [ev.Lifted(1.0, chess.E2), ev.Placed(2.0, chess.E4)]
     assert [e.line for e in log.errors] == [2, 3, 4]
+
+
+def test_bad_start_keys_are_reported_and_the_rest_kept() -> None:
+    text = ('{"t": 0, "ev": "start", "fen": "8/5P1k/8/8/8/8/6KP/8 w - - 0 1", '
+            '"time_control": "ten minutes", "tags": {"White Elo": "2000", "FEN": "x", '
+            '"Black": "Anna \\"Q\\"", "Event": "Club night"}}\n'
+            '{"t": 1.0, "ev": "lift", "sq": "f7"}\n')
+    log = read_sensor_log(io.StringIO(text))
+    assert log.start.fen == "8/5P1k/8/8/8/8/6KP/8 w - - 0 1"
+    assert log.start.time_control is None and log.start.tags == {"Event": "Club night"}
+    assert len(log.errors) == 4 and all(e.line == 1 for e in log.errors)
+    assert len(log.events) == 1

@@ -16,7 +16,7 @@ class Colour(enum.IntEnum):
     GREEN = 2  # where a piece must go back to
     BLUE = 3  # the touched piece that must move (touch-move)
     YELLOW = 4  # candidates to choose between (ambiguous capture)
-    WHITE = 5  # results: the mated king, both kings on a draw
+    WHITE = 5  # results: both kings on a draw (the losing king is red)
     ORANGE = 6  # a suspect or unexplained square
 
 

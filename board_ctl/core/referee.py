@@ -14,9 +14,11 @@ python-chess `Board` and explains each settled occupancy as one of:
 - none of these: after 1.5 s, a position mismatch (knocked-over or displaced pieces).
 
 A clock press completes the move on the board. Captures leave only their origin changed,
-so the square taken is read from the event history (which candidate square was emptied
-last); when nothing tells two captures apart the referee does not guess: the candidates
-blink until the capturing piece is lifted and put back, or the next move decides.
+so the square taken is read from the event history (where the capturing piece was seen
+coming down, or the victim taken first). When nothing tells two captures apart the
+candidates blink until the capturing piece is lifted and put back, or the opponent's
+reply rules all but one out; only if the game moves on without that (the opponent's
+press, the end of the game) is one taken, with a note in the record.
 """
 
 from __future__ import annotations
@@ -212,6 +214,7 @@ class _Turn:
     must_move: chess.Square | None = None  # after an illegal move: 7.5.1 with 4.3
     ambiguous: _Match | None = None  # a completed capture whose square is unknown
     waiting_reply: bool = False  # the opponent may be answering an unseen capture
+    replies: dict[chess.Move, _Position] = field(default_factory=dict)
     promotion: chess.PieceType | None = None
     promotion_at: float = 0.0
 
@@ -420,7 +423,13 @@ class Referee:
         position = self.turn.position
         good = self.sensed & ~self.faulty
         as_before = good | (position.occupied & self.faulty)
-        readings = [as_before] + [good | subset for subset in _subsets(self.faulty)]
+        # Every way the faulty sensors could read, or, past a few of them (a dead matrix
+        # line), each one flipped on its own.
+        if self.faulty.bit_count() <= 4:
+            others = [good | subset for subset in _subsets(self.faulty)]
+        else:
+            others = [as_before ^ chess.BB_SQUARES[sq] for sq in _squares(self.faulty)]
+        readings = [as_before] + others
 
         def plausible(reading: chess.Bitboard) -> float:
             full = position.full(reading)
@@ -568,9 +577,13 @@ class Referee:
         return placed + [m for m in seen if m not in placed]
 
     def _replies(self, shape: Shape) -> _Position:
-        board = self.board.copy(stack=False)
-        board.push(shape.move)
-        return _Position(board)
+        """The position after `shape`, where the opponent's reply is read (cached per turn)."""
+        found = self.turn.replies.get(shape.move)
+        if found is None:
+            board = self.board.copy(stack=False)
+            board.push(shape.move)
+            found = self.turn.replies[shape.move] = _Position(board)
+        return found
 
     def _reply_complete(self, occupied: chess.Bitboard) -> bool:
         """Whether the opponent's reply is complete, not just the mover's move under way.
@@ -1159,10 +1172,19 @@ class Referee:
         if self.result is not None:
             return
         board, turn = self.board, self.turn
-        declared = turn.match.shapes if side == board.turn and turn.match else []
+        if side != board.turn:
+            self._note(t, f"{_NAMES[side]}'s draw claim ignored: only the player having the "
+                          "move may claim (FIDE 9.2, 9.3)")
+            return
+        declared = turn.match.shapes if turn.match else []
         choice = self._choose(declared) if declared else None
         if not isinstance(choice, Shape):
             choice = None
+        declared_from = choice.moved_from if choice is not None else 0
+        if any(not declared_from & chess.BB_SQUARES[sq] for _, sq in turn.touched):
+            self._note(t, f"{_NAMES[side]}'s draw claim void: a piece was touched first "
+                          "(FIDE 9.4)")
+            return
         if choice is not None:
             board.push(self._with_promotion(choice, declared).move)
         try:
@@ -1236,6 +1258,7 @@ class Referee:
             tuple((a.code, a.squares) for a in self.alerts.values()),
             self.turn.ambiguous is not None and self.turn.ambiguous.key, self.turn.must_move,
             (self.occupied, self.turn.position.occupied) if restoring else None, sound,
+            self.faulty,
         )
         if signature != self._led_signature:
             self._led_signature = signature

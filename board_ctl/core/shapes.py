@@ -57,6 +57,3 @@ def shape_of(board: chess.Board, move: chess.Move) -> Shape:
         return Shape(move, frm, 0, move.to_square, frm)
     return Shape(move, frm, to, None, frm)
 
-
-def legal_shapes(board: chess.Board) -> list[Shape]:
-    return [shape_of(board, move) for move in board.legal_moves]
