@@ -425,3 +425,41 @@ def test_draw_offered_with_the_move_then_accepted() -> None:
     out = play("-e2 +e4 Cw -e7 +e5 Ob Aw")
     assert out.result == ("1/2-1/2", "agreement")
     assert out.record.comments == {2: ["Black offers a draw (=)"]}  # after 1... e5
+
+
+def test_a_move_made_while_the_link_was_down_is_taken_from_the_scan() -> None:
+    from board_ctl.core import events as ev
+    from board_ctl.core.profiles import PROFILES
+    from board_ctl.replay import feed_all, new_game
+    from board_ctl.sensorlog import StartInfo
+
+    referee, record = new_game(StartInfo(), PROFILES["fide"])
+    feed_all(referee, record, [ev.Lifted(1.0, chess.E2), ev.Placed(1.5, chess.E4),
+                               ev.ClockPressed(2.0, chess.WHITE)])
+    # Link down: Black plays e5 and White lifts the g1 knight; then a scan.
+    board = chess.Board()
+    board.push_uci("e2e4")
+    board.push_uci("e7e5")
+    record.extend(referee.feed(ev.Snapshot(9.0, board.occupied & ~chess.BB_G1)))
+    record.extend(referee.feed(ev.Placed(10.0, chess.F3)))
+    record.extend(referee.feed(ev.ClockPressed(10.5, chess.WHITE)))
+    assert [m.san for m in record.moves] == ["e4", "e5", "Nf3"]
+    assert not [line for line in record.report if line["kind"] == "alert"]
+
+
+def test_a_snapshot_that_no_single_move_explains_asks_for_a_restore() -> None:
+    from board_ctl.core import events as ev
+    from board_ctl.core.profiles import PROFILES
+    from board_ctl.replay import feed_all, new_game
+    from board_ctl.sensorlog import StartInfo
+
+    referee, record = new_game(StartInfo(), PROFILES["fide"])
+    feed_all(referee, record, [ev.Snapshot(1.0, chess.BB_RANK_1 | chess.BB_RANK_8),
+                               ev.Tick(3.0)])
+    assert record.moves == []
+    assert [line["code"] for line in record.report if line["kind"] == "alert"] == [
+        "position-mismatch"]
+    feed_all(referee, record, [ev.Snapshot(4.0, chess.Board().occupied), ev.Lifted(5.0, chess.E2),
+                               ev.Placed(5.5, chess.E4), ev.ClockPressed(6.0, chess.WHITE)])
+    assert [m.san for m in record.moves] == ["e4"]
+    assert not [line for line in record.report if line.get("code") == "touch-move"]

@@ -362,8 +362,7 @@ class Referee:
             case ev.PromotionChosen(t, piece):
                 self.turn.promotion, self.turn.promotion_at = piece, t
             case ev.Snapshot(t, occupied):
-                for change in self.debouncer.reset(occupied):
-                    self._settled(SettledChange(t, change.square, change.occupied))
+                self._snapshot(t, occupied)
             case ev.Resigned(t, side):
                 self._complete_for(side, t, ending=True)
                 if self.result is None:
@@ -382,6 +381,37 @@ class Referee:
                 self._claim(t, side)
             case ev.Tick():
                 pass
+
+    def _snapshot(self, t: float, occupied: chess.Bitboard) -> None:
+        """A full scan, after a reconnection: the board as it is, all at once, no touches."""
+        if not self.debouncer.reset(occupied):
+            return
+        self.sensed = occupied
+        self.occupied = self._reading()
+        self._dirty = True
+        position = self.turn.position
+        explained = (self.occupied == position.occupied or position.full(self.occupied)
+                     or position.partial(self.occupied) or self.turn.seen or self.turn.ambiguous)
+        if not explained:
+            self._catch_up(t)
+        self._explain(t)
+
+    def _catch_up(self, t: float) -> None:
+        """Moves made while the link was down: the one legal move after which the board is
+        the position, a move on its way or the opponent's pieces in hand is taken."""
+        board = self.board
+        fits = {}
+        for move in board.legal_moves:
+            shape = shape_of(board, move)
+            after = self._replies(shape)
+            if (self.occupied == after.occupied or after.full(self.occupied)
+                    or after.partial(self.occupied) or self._answers(shape)):
+                fits.setdefault((move.from_square, move.to_square), shape)
+        if len(fits) == 1:
+            [shape] = fits.values()
+            self._note(t, f"{board.san(shape.move)} was made while the board was not "
+                          "connected: taken from its scan")
+            self._push(self._with_promotion(shape, [shape]), t)
 
     def _complete_for(self, side: chess.Color, t: float, ending: bool = False) -> None:
         """A button of the side not to move ends the mover's turn if a move stands; one
@@ -699,7 +729,10 @@ class Referee:
         filled = self.occupied & ~position.occupied
         own = position.board.occupied_co[position.board.turn]
         in_hand = emptied & own
-        if in_hand and filled.bit_count() <= in_hand.bit_count():
+        taken = emptied & ~own
+        # One hand, one move: at most two own pieces (castling) and one victim in the air.
+        if in_hand and in_hand.bit_count() <= 2 and taken.bit_count() <= 1 \
+                and filled.bit_count() <= in_hand.bit_count():
             # The mover's pieces in hand, put down or not: a move attempt, perhaps illegal,
             # judged at the clock press and not hinted at before it (12.6).
             self._explained(t)
