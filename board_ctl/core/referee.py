@@ -170,7 +170,9 @@ class _Position:
         return any(shape.allows_partial(emptied, filled) for shape in shapes)
 
     def movable(self, square: chess.Square) -> bool:
-        return any(True for _ in self.moves_from(chess.BB_SQUARES[square]))
+        if square in self._from:
+            return bool(self._from[square])
+        return any(self.board.generate_legal_moves(from_mask=chess.BB_SQUARES[square]))
 
     def capturable(self, square: chess.Square) -> bool:
         board, bit = self.board, chess.BB_SQUARES[square]
@@ -975,6 +977,12 @@ class Referee:
         board, turn = self.board, self.turn
         mover = board.turn
         position = turn.position
+        moved = shape.moved_from | (chess.BB_SQUARES[shape.captured] if shape.captured is not None
+                                    else 0)
+        only_the_move = turn.must_move is None and all(
+            moved & chess.BB_SQUARES[sq] for _, sq in turn.touched)
+        if only_the_move and not board.is_castling(shape.move):
+            return  # only the pieces of the move itself were touched: the common case
         touched = sorted(turn.touched)
         own = [(when, sq) for when, sq in touched
                if board.color_at(sq) == mover and position.movable(sq)]
