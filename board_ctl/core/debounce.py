@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import chess
 
-DEFAULT_SETTLE = 0.08
+DEFAULT_SETTLE = 0.1  # slide blips last 'tens of ms'; ~100 ms is the most a move may wait
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,9 +48,10 @@ from board_ctl.core.shapes import Shape, shape_of
 from board_ctl.core.timecontrol import TimeControl
 
 MISMATCH_AFTER = 1.5  # s a board may differ unexplained before the alert (spec)
-RELEASED_AFTER = 0.5  # s a legal placement must stand to count as released (FIDE 4.7)
-CLOCK_GRACE = 0.3  # s after a press for a placement or selector skewed behind it (6.2.4)
-GAME_END_HOLD = 1.0  # s a mating or drawing placement must stand to end the game unpressed
+RELEASED_AFTER = 1.0  # s a legal placement must stand to count as released (FIDE 4.7)
+CLOCK_GRACE = 0.3  # s after a press for a placement skewed behind it (6.2.4)
+PRESS_SKEW = 0.05  # s: a toggle this close to a press may belong to a move still landing
+GAME_END_HOLD = 2.0  # s a mating or drawing placement must stand to end the game unpressed
 ROOK_FIRST_MARGIN = 0.3  # s: a rook lifted this much before the king was touched first
 CHATTER_TOGGLES = 24  # raw toggles of one square within CHATTER_WINDOW: a failing switch
 CHATTER_WINDOW = 2.0
@@ -256,6 +257,7 @@ class Referee:
         self._offer_pending: float | None = None  # a draw offer made with a move on the board
         self._switched: PressResult | None = None  # the clock, pressed for an unseen capture
         self._changing: chess.Square | None = None  # the square whose change is settling
+        self._last_raw = float("-inf")  # the latest sensor toggle
         # A clock (a time control, or presses seen): presses, not the opponent, complete moves.
         self._clock_in_use = time_control is not None
         self._last_frame: LedFrame | None = None
@@ -343,6 +345,7 @@ class Referee:
                                           f"{CHATTER_WINDOW:.0f} s")
             return
         turn = self.turn
+        self._last_raw = t
         turn.events_on.setdefault(square, []).append((t, placed))
         self.debouncer.toggle(t, square, placed)
         if turn.waiting_reply and self.result is None:
@@ -417,8 +420,12 @@ class Referee:
 
     def _complete_for(self, side: chess.Color, t: float, ending: bool = False) -> None:
         """A button of the side not to move ends the mover's turn if a move stands; one
-        that ends the game (`ending`) also takes a capture nobody saw land."""
+        that ends the game (`ending`) also takes a capture nobody saw land, and the
+        button's own side's move if one stands placed."""
         if side == self.board.turn:
+            match = self.turn.match
+            if ending and match is not None and match.placed:
+                self._complete_match(t)
             return
         if self.turn.ambiguous is not None:
             self._commit(self.turn.ambiguous.shapes, t, guess=True)
@@ -606,7 +613,10 @@ class Referee:
             return [self.turn.ambiguous]
         seen = self.turn.seen[::-1]
         placed = [m for m in seen if self._placed(m)]
-        return placed + [m for m in seen if m not in placed]
+        # A placement that stood (released) outweighs one that flashed by in a slide.
+        released = [m for m in placed if m in self.turn.released or m is self.turn.match]
+        return released + [m for m in placed if m not in released] + [
+            m for m in seen if m not in placed]
 
     def _replies(self, shape: Shape) -> _Position:
         """The position after `shape`, where the opponent's reply is read (cached per turn)."""
@@ -688,8 +698,14 @@ class Referee:
         touched_since = [(when, sq) for when, sq in old.touched if when >= cutoff]
         old.touched = [(when, sq) for when, sq in old.touched if when < cutoff]
         old.events_on = {sq: [e for e in seen if e[0] < cutoff] for sq, seen in old.events_on.items()}
+        choice = None
+        if old.promotion is not None and old.promotion_at >= cutoff:
+            choice = (old.promotion, old.promotion_at)  # set after the opponent began: his
+            old.promotion = None
         self._commit(fitting, since)
         if self.result is None:
+            if choice is not None:
+                self.turn.promotion, self.turn.promotion_at = choice
             # The opponent's lifts so far are the new turn's touches.
             lifted = self.turn.position.occupied & ~self.occupied
             touched = dict((sq, when) for when, sq in reversed(touched_since))
@@ -786,8 +802,13 @@ class Referee:
         if side != self.board.turn:
             return  # the lever is already down on that side: nothing happens
         self._pressed = t
+        if t - self._last_raw < PRESS_SKEW:
+            # A square toggled just now: a slide's blip or a bounce still going, or the
+            # last placement skewed behind the press. Judge once the board has settled.
+            self._clock_decision = t + CLOCK_GRACE
+            return
         plies = len(self.board.move_stack)
-        for change in self.debouncer.flush():
+        for change in self.debouncer.flush():  # the hand has left: what is down is down
             self._settled(SettledChange(min(change.t, t), change.square, change.occupied))
         if self.result is not None or len(self.board.move_stack) != plies:
             return
@@ -797,8 +818,7 @@ class Referee:
         turn = self.turn
         if turn.ambiguous is not None:
             return  # the capture is complete; it waits for the capturing square
-        needs_choice = turn.match is not None and self._promotion_pending(turn.match.shapes)
-        if turn.match is not None and not needs_choice and self._placed(turn.match):
+        if turn.match is not None and self._placed(turn.match):
             self._complete_match(t)
         else:
             self._clock_decision = t + CLOCK_GRACE
@@ -829,9 +849,6 @@ class Referee:
                               "the clock was pressed without a move (FIDE 7.5.3)")
         else:
             self._illegal_move(pressed)
-
-    def _promotion_pending(self, shapes: list[Shape]) -> bool:
-        return self.turn.promotion is None and any(s.move.promotion for s in shapes)
 
     # ------------------------------------------------------------------ completing moves
 
