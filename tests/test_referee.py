@@ -293,8 +293,8 @@ def test_fivefold_repetition() -> None:
 
 def test_threefold_claim_correct_and_wrong() -> None:
     cycle = "-g1 +f3 Cw -g8 +f6 Cb -f3 +g1 Cw -f6 +g8 Cb "
-    early = play(cycle + "Xw")
-    assert early.alerts == ["wrong-claim"]
+    early = play(cycle + "Xw -e2 +e4 Cw")  # the claim declares e4: no threefold after it
+    assert early.alerts == ["wrong-claim"] and early.sans[-1] == "e4"
     assert early.lines("penalty")[0]["to"] == "black"
     assert early.result is None
     right = play(cycle * 2 + "Xw")
@@ -464,3 +464,9 @@ def test_a_snapshot_that_no_single_move_explains_asks_for_a_restore() -> None:
                                ev.Placed(5.5, chess.E4), ev.ClockPressed(6.0, chess.WHITE)])
     assert [m.san for m in record.moves] == ["e4"]
     assert not [line for line in record.report if line.get("code") == "touch-move"]
+
+
+def test_threefold_claim_made_before_the_declared_move() -> None:
+    cycle = "-g1 +f3 Cw -g8 +f6 Cb -f3 +g1 Cw -f6 +g8 Cb "
+    out = play(cycle + "-g1 +f3 Cw -g8 +f6 Cb -f3 +g1 Cw Xb -f6 +g8")  # 9.2.1
+    assert out.result == ("1/2-1/2", "threefold-repetition") and out.alerts == []

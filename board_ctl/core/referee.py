@@ -255,6 +255,7 @@ class Referee:
         self._clock_decision: float | None = None
         self._pressed: float | None = None  # the press that is completing the move
         self._offer_pending: float | None = None  # a draw offer made with a move on the board
+        self._claim_pending: float | None = None  # a claim waiting for the move it declares
         self._switched: PressResult | None = None  # the clock, pressed for an unseen capture
         self._changing: chess.Square | None = None  # the square whose change is settling
         self._last_raw = float("-inf")  # the latest sensor toggle
@@ -981,6 +982,10 @@ class Referee:
         self._clock_decision = None
         old, self.turn = self.turn, _Turn(_Position(board), t)
         self.occupied = self._reading()
+        if self._claim_pending is not None:
+            self._judge_pending_claim(t, mover)
+            if self.result is not None:
+                return
         if not move.promotion and old.promotion and old.promotion_at > t:
             # Set after this move stood on the board: the opponent's choice, made early.
             self.turn.promotion, self.turn.promotion_at = old.promotion, old.promotion_at
@@ -1255,6 +1260,24 @@ class Referee:
                 self._complete_match(t)
             self._game_over(t, "1/2-1/2", "threefold-repetition" if threefold else "fifty-moves")
             return
+        if choice is None:
+            # 9.2.1: the claim may come first and the move it declares after, made on the
+            # board without pressing the clock: judged once that move stands.
+            self._claim_pending = t
+            return
+        self._wrong_claim(t, side)
+
+    def _judge_pending_claim(self, t: float, claimant: chess.Color) -> None:
+        """The claimant's declared move has been made: judge the claim on it (9.2.1)."""
+        self._claim_pending = None
+        board = self.board
+        if board.is_repetition(3) or board.is_fifty_moves():
+            self._game_over(t, "1/2-1/2", "threefold-repetition" if board.is_repetition(3)
+                            else "fifty-moves")
+        else:
+            self._wrong_claim(t, claimant)
+
+    def _wrong_claim(self, t: float, side: chess.Color) -> None:
         self._alert(t, "wrong-claim", side, (),
                     f"{_NAMES[side]} claimed a draw that the position does not allow; "
                     "the game goes on (FIDE 9.5.3)")
