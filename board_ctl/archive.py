@@ -18,7 +18,7 @@ from board_ctl.core.timecontrol import TimeControl
 from board_ctl.errors import BoardCtlError
 from board_ctl.journal import JournalWriter, Recovered, read_journal
 from board_ctl.record import GameRecord
-from board_ctl.replay import replay_events
+from board_ctl.replay import feed_all, new_game
 from board_ctl.sensorlog import StartInfo, dumps, event_to_json, start_to_json
 
 JOURNAL = "journal.jsonl"
@@ -72,7 +72,12 @@ class GameEntry:
         start = self.recovered.start
         time_control = TimeControl.parse(start.time_control) if start.time_control else None
         profile = profile or PROFILES.get(self.recovered.profile, PROFILES["fide"])
-        return replay_events(start, self.recovered.events, profile, time_control)
+        referee, record = new_game(start, profile, time_control)
+        feed_all(referee, record, self.recovered.events)
+        # Up to the last thing journaled, an effect included: a flag that fell on a timer
+        # has no event of its own.
+        record.extend(referee.finish(self.recovered.last_t))
+        return record
 
     def pgn_text(self) -> str:
         record = self.record()

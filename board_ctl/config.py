@@ -129,6 +129,7 @@ class GameConfig:
 @dataclass(frozen=True)
 class OutputConfig:
     dir: str = "games"
+    data_dir: str = ""  # the archive (journals); "": archive.default_data_dir()
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -13,3 +14,10 @@ def missing_tool(message: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{message} (CI must have it: see .ci/run)")
     pytest.skip(message)
+
+
+@pytest.fixture(autouse=True)
+def _private_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`board-ctl run` archives every game in its data directory (and resumes an unfinished
+    one): each test gets its own, never the user's (child processes inherit it)."""
+    monkeypatch.setenv("BOARD_CTL_DATA", str(tmp_path / "data"))

@@ -2,6 +2,10 @@
 
     board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--pgn OUT]
                   [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
+                  [--data-dir DIR]
+
+Every game is archived in the data directory with its crash-safe journal; a game left
+unfinished there (the service was killed, the power went) is resumed at start-up.
 
 With nothing configured it plays the built-in demo game through the board emulator on a
 real pty. Expected failures (a bad config, no board, a pin that cannot be used) are one
@@ -20,6 +24,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from board_ctl.archive import Archive, default_data_dir
 from board_ctl.config import Config, load_config
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import BoardCtlError, ConfigError
@@ -59,6 +64,10 @@ def add_parser(subparsers: Any) -> None:
                           "the board's clock runs N times faster than the game (a "
                           "board-emulator --speed N; it says so itself, so rarely needed)")
     run.add_argument("--view", choices=("auto", "rich", "plain", "none"), help=VIEWS_HELP)
+    run.add_argument("--data-dir", metavar="DIR",
+                     help="the archive: a folder and a crash-safe journal for every game; an "
+                          "unfinished game there is resumed at start-up (default: [output] "
+                          f"data_dir, else {default_data_dir()})")
     run.set_defaults(func=run_command)
 
 
@@ -111,7 +120,8 @@ def _config(args: argparse.Namespace) -> Config:
             board["backend"] = "serial"
             serial["port"] = port
     return config.with_overrides(board=board, serial=serial, emulator=emulator,
-                                 display={"view": args.view})
+                                 display={"view": args.view},
+                                 output={"data_dir": args.data_dir})
 
 
 def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
@@ -126,8 +136,11 @@ def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
                           tags={**found.tags, **config.game.tags()})
     namer = OutputNamer(Path(config.output.dir).expanduser(), args.pgn, args.report)
     options = RunOptions(once=args.once, lost_timeout=config.serial.lost_timeout)
+    data_dir = config.output.data_dir
+    archive = Archive(Path(data_dir).expanduser() if data_dir else default_data_dir())
     return Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
-                   options=options, view=view, status=status, notifier=Notifier())
+                   options=options, view=view, status=status, notifier=Notifier(),
+                   archive=archive)
 
 
 def _route_logging(view: View) -> None:

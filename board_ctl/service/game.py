@@ -1,8 +1,14 @@
-"""One game at the board: its referee, its record, its sensor log and its output files.
+"""One game at the board: its referee, its record, its sensor log, its crash-safe journal
+and its output files.
 
 Times: the board's events carry link seconds; a game starts at link time `t0` and its
 referee and sensor log see ``t - t0`` (rounded to the microsecond, as the log stores it,
 so replaying the log feeds the referee exactly what the service fed it).
+
+A game resumed from its journal (after a crash or a power cut) has its referee rebuilt
+from the journal's events; its timeline goes on from the journal's last time: `t0` is
+set by the first item the new session sees, so that item comes just after it and the
+time the service was away is charged to nobody.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from pathlib import Path
 from board_ctl.core import events as ev
 from board_ctl.core.effects import Effect, GameOver
 from board_ctl.core.profiles import Profile
-from board_ctl.replay import new_game
+from board_ctl.core.referee import CLOCK_GRACE
+from board_ctl.journal import JournalWriter, Recovered
+from board_ctl.replay import feed_all, new_game
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.sensorwriter import SensorLogWriter
 
@@ -64,17 +72,44 @@ def _beside(pgn: Path, suffix: str) -> Path:
     return pgn.with_name(pgn.stem + suffix)
 
 
+RESUME_GAP = 0.001  # s of game time between a resumed journal's last time and the next item
+
+
+def resume_time(recovered: Recovered, now: float) -> float:
+    """Where a resumed game's timeline goes on: just after the journal's last time, but
+    not inside the grace after a clock press (CLOCK_GRACE, 0.3 s): the power was off far
+    longer than that, so what the board shows at connection is not part of the pressed
+    move. Only a cut within 0.3 s of a press charges those few tenths (to the side whose
+    clock the press started); any other cut charges nobody."""
+    at = max(recovered.last_t, now)
+    presses = [e.t for e in recovered.events if isinstance(e, ev.ClockPressed)]
+    if presses and at - presses[-1] < CLOCK_GRACE:
+        at = presses[-1] + CLOCK_GRACE
+    return at + RESUME_GAP
+
+
 class GameSession:
     def __init__(self, number: int, start: StartInfo, profile: Profile, files: GameFiles,
-                 t0: float) -> None:
+                 t0: float | None, journal: JournalWriter | None = None,
+                 recovered: Recovered | None = None, game_id: str = "") -> None:
         self.number = number
         self.start = start
         self.files = files
-        self.t0 = t0
+        self.t0 = t0  # None (resumed): set by the first item seen
+        self.game_id = game_id  # the game's folder in the archive ("" without one)
+        self.journal = journal  # the crash-safe journal (None: no archive)
+        self.ended = False  # the journal's end record is written
         # as `board-ctl replay` starts a game (a start line's time control included)
         self.referee, self.record = new_game(start, profile)
-        self.journal = SensorLogWriter(files.sensor, start)
+        self.sensor_log = SensorLogWriter(files.sensor, start)
         self.last_t = 0.0  # game time of the last board event (what replay finishes at)
+        self.resume_at = 0.0
+        if recovered is not None:  # the game so far, exactly as it was played
+            for event in recovered.events:
+                self.sensor_log.write(event)
+            feed_all(self.referee, self.record, recovered.events)
+            self.last_t = recovered.last_t
+            self.resume_at = round(resume_time(recovered, self.referee.now), 6)
         self.finished = False
         self.written = False
 
@@ -87,6 +122,8 @@ class GameSession:
         return self.referee.result
 
     def local(self, t: float) -> float:
+        if self.t0 is None:  # resumed: the first item comes just after the journal's end
+            self.t0 = t - self.resume_at
         return round(max(t - self.t0, 0.0), 6)
 
     def begin(self) -> list[Effect]:
@@ -96,14 +133,26 @@ class GameSession:
     def feed(self, event: ev.Event) -> list[Effect]:
         event = dataclasses.replace(event, t=max(self.local(event.t), self.referee.now))
         if not isinstance(event, ev.Tick):
-            self.journal.write(event)  # first: a crash in the referee still leaves the event
+            self.sensor_log.write(event)  # first: a crash in the referee still leaves it
             self.last_t = event.t
         return self._feed(event)
 
     def _feed(self, event: ev.Event) -> list[Effect]:
         effects = self.referee.feed(event)
         self.record.extend(effects)
+        self._journal(None if isinstance(event, ev.Tick) else event, effects)
         return effects
+
+    def _journal(self, event: ev.Event | None, effects: list[Effect]) -> None:
+        """The event and its effects durably on disk: before anything shows the effects."""
+        if self.journal is not None:
+            self.journal.record(event, effects)
+
+    def end_journal(self) -> None:
+        """The game is over (or the board's log ended): it will not be resumed."""
+        if self.journal is not None and not self.ended:
+            self.journal.end(max(self.last_t, self.referee.now))
+            self.ended = True
 
     def finish(self) -> list[Effect]:
         """The board's log ends here (or the service stops): settle what is pending."""
@@ -112,6 +161,7 @@ class GameSession:
         self.finished = True
         effects = self.referee.finish(self.last_t)
         self.record.extend(effects)
+        self._journal(None, effects)
         return effects
 
     def write_outputs(self) -> None:
@@ -122,7 +172,9 @@ class GameSession:
                  self.files.report, self.files.sensor)
 
     def close(self) -> None:
-        self.journal.close()
+        self.sensor_log.close()
+        if self.journal is not None:
+            self.journal.close()
 
 
 def _write_atomic(path: Path, text: str) -> None:

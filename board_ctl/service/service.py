@@ -9,6 +9,15 @@ loop takes them one at a time and
    and buzzer (first, so nothing delays it),
 4. updates the terminal view, and at the end of a game writes the PGN and the report.
 
+With an archive (`board-ctl run --data-dir`), every game also has a folder there and a
+crash-safe journal: each event and its effects are on disk (fsync'd) before the effects
+are shown. At start-up, an unfinished game in the archive (the service was killed, or
+the power went) is resumed from its journal instead of waiting for a new one: its
+referee is rebuilt from the journal's events, its timeline goes on where the journal
+stops (the time away is charged to nobody), and the board's snapshot at connection is
+reconciled by the referee (the LEDs guide the players back to the game's position, and a
+move completed while the power was off is recognised).
+
 A game starts when the board shows the start position (at once when it is set up at
 connection); after a result, setting the pieces up again starts the next game. With
 `once`, the service stops when the game ends or when the board has nothing more to
@@ -36,7 +45,10 @@ from board_ctl.core.effects import (
     SquareLight,
     StatusLights,
 )
-from board_ctl.core.profiles import Profile
+from board_ctl.archive import JOURNAL, Archive, GameEntry
+from board_ctl.core.leds import led_frame
+from board_ctl.core.profiles import PROFILES, Profile
+from board_ctl.journal import JournalWriter
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer
@@ -70,9 +82,10 @@ class Service:
     def __init__(self, board: Board, *, profile: Profile, start: StartInfo,
                  namer: OutputNamer, options: RunOptions = RunOptions(),
                  view: View | None = None, status: StatusOutputs | None = None,
-                 notifier: Notifier | None = None,
+                 notifier: Notifier | None = None, archive: Archive | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.board = board
+        self.archive = archive  # every game's folder and journal (None: no archive)
         self.profile = profile
         self.start = start
         self.namer = namer
@@ -123,7 +136,13 @@ class Service:
         return self.exit_code
 
     def open(self) -> None:
+        self._recover()  # first: the board's first events belong to a resumed game
         self.board.start(self.queue.put)  # raises BoardCtlError if the board is not there
+        session = self.session
+        if session is not None:  # resumed: show the game where it stands until the board
+            # reports (its snapshot at connection is reconciled by the referee)
+            self._send_frame(led_frame(session.resume_at, session.referee.led_view()))
+            self._publish(())
         self._message(f"board: {self.board.description}")
         self.notifier.ready(f"board {self.board.description}")
 
@@ -192,14 +211,66 @@ class Service:
 
     def _begin_game(self, t: float) -> None:
         number = len(self.games) + 1
-        files = self.namer.files(number, dt.datetime.now())
-        session = GameSession(number, self.start, self.profile, files, t0=t)
+        now = dt.datetime.now()
+        files = self.namer.files(number, now)
+        game_id, journal = "", None
+        if self.archive is not None:
+            game_id, journal = self.archive.new_game(self.start, now, self.profile.name)
+        session = GameSession(number, self.start, self.profile, files, t0=t, journal=journal,
+                              game_id=game_id)
         self.session = self.last_session = session
         self.games.append(files)
         self._over_since = None
-        self._message(f"game {number} started; sensor log {files.sensor}")
+        where = f"; archived as {game_id}" if game_id else ""
+        self._message(f"game {number} started; sensor log {files.sensor}{where}")
         self.notifier.status(f"game {number} playing")
         self._apply(session.begin(), session)
+
+    def _recover(self) -> None:
+        """Resume the archive's unfinished game, if there is one, saying what was found."""
+        if self.archive is None or self.session is not None:
+            return
+        entry = self.archive.unfinished()
+        if entry is None:
+            return
+        recovered = entry.recovered
+        for problem in recovered.problems:
+            self._message(f"recovery: {problem}")
+        journal_path = entry.folder / JOURNAL
+        if recovered.intact_lines == 0:  # not even its start line: nothing to resume
+            damaged = journal_path.with_name(JOURNAL + ".damaged")
+            journal_path.replace(damaged)
+            self._message(f"recovery: nothing in {journal_path} could be recovered; kept as "
+                          f"{damaged.name}, and a new game starts when the board is set up")
+            return
+        profile = PROFILES.get(recovered.profile, self.profile)
+        files = self.namer.files(1, dt.datetime.now())
+        journal = JournalWriter.resume(journal_path, recovered, recovered.last_t)
+        session = GameSession(1, recovered.start, profile, files, t0=None, journal=journal,
+                              recovered=recovered, game_id=entry.game_id)
+        self.session = self.last_session = session
+        self.games.append(files)
+        self._message(self._recovered_text(entry, session))
+        self.notifier.status(f"game {entry.game_id} resumed")
+        if session.over:  # over in its events, but its end never made it to the journal
+            self._over_since = self._clock()
+            session.write_outputs()
+            session.end_journal()
+
+    @staticmethod
+    def _recovered_text(entry: GameEntry, session: GameSession) -> str:
+        moves = [m.san for m in session.record.moves]
+        shown = " ".join(f"{i // 2 + 1}. {san}" if i % 2 == 0 else san
+                         for i, san in enumerate(moves[-6:], start=len(moves[:-6])))
+        recovered = entry.recovered
+        before = f", resumed {recovered.resumes} time(s) before" if recovered.resumes else ""
+        problems = (f"; {len(recovered.problems)} problem(s), see above"
+                    if recovered.problems else "")
+        return (f"resuming game {entry.game_id} from its journal: {len(moves)} moves "
+                f"({'... ' if len(moves) > 6 else ''}{shown or 'none yet'}), "
+                f"{len(recovered.events)} board events up to t={recovered.last_t:.3f} s"
+                f"{before}{problems}; the board's snapshot is compared with the game: put "
+                f"the pieces back where the LEDs show; sensor log {session.files.sensor}")
 
     def _setup_guidance(self, t: float) -> None:
         if self.occupied is None:
@@ -232,13 +303,16 @@ class Service:
         result = session.result
         assert result is not None
         session.write_outputs()
+        session.end_journal()
         self._message(f"game {session.number}: {result.result} ({result.termination}); "
                       f"PGN {session.files.pgn}")
         self.notifier.status(f"game {session.number} over: {result.result}")
         if not self.options.once:
             self._message("set the pieces up again for a new game")
 
-    def _close_session(self) -> None:
+    def _close_session(self, ended: bool = True) -> None:
+        """Finish the game in progress. `ended`: it is over for good (a journal not ended
+        stays unfinished in the archive, and the next start resumes it)."""
         session = self.session
         if session is None:
             return
@@ -247,6 +321,11 @@ class Service:
             if not session.written:
                 session.write_outputs()
                 self._message(f"game {session.number} ended unfinished; PGN {session.files.pgn}")
+        if ended or session.over:
+            session.end_journal()
+        elif session.journal is not None:
+            self._message(f"game {session.game_id} is not over: it stays unfinished in the "
+                          f"archive and is resumed at the next start")
         session.close()
         self.session = None
 
@@ -298,7 +377,8 @@ class Service:
     def _shutdown(self) -> None:
         self.notifier.stopping()
         try:
-            self._close_session()
+            # stopped (SIGTERM, Ctrl-C) in the middle of a game: it resumes at the next start
+            self._close_session(ended=self.stop_reason != "stopped")
         finally:
             self.board.stop()
             if self.status is not None:
