@@ -20,6 +20,8 @@ from typing import Any
 
 import chess
 
+from board_ctl.core.timecontrol import TimeControl
+
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import ConfigError
 
@@ -115,6 +117,7 @@ class GameConfig:
     white: str = ""
     black: str = ""
     round: str = ""
+    time_control: str = ""  # PGN TimeControl ("5400+30", "300d5", "40/5400+30:1800+30")
 
     def tags(self) -> dict[str, str]:
         names = {"event": "Event", "site": "Site", "white": "White", "black": "Black",
@@ -278,6 +281,11 @@ def _check_cross(config: Config) -> None:
             raise ConfigError(f"game.fen is not a FEN: {exc}") from None
         if not board.is_valid():
             raise ConfigError(f"game.fen is not a legal position ({board.status()!r})")
+    if config.game.time_control:
+        try:
+            TimeControl.parse(config.game.time_control)
+        except ValueError as exc:
+            raise ConfigError(f"game.time_control: {exc}") from None
     used: dict[int, str] = {}
     for name, pin in pin_assignments(config):
         if pin in used:

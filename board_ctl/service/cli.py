@@ -128,12 +128,15 @@ def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
     status = StatusOutputs(config.status)
     board = open_board(config, time_scale=args.speed if config.board.backend == "serial"
                        else None)
-    start = StartInfo(fen=config.game.start_fen, tags=config.game.tags())
+    time_control = config.game.time_control or None
+    start = StartInfo(fen=config.game.start_fen, tags=config.game.tags(),
+                      time_control=time_control)
     log_start = getattr(board, "start_info", None)
     if log_start is not None:  # the emulator's log says where its game starts
         found = log_start()
         start = StartInfo(fen=config.game.start_fen if config.game.fen else found.fen,
-                          tags={**found.tags, **config.game.tags()})
+                          tags={**found.tags, **config.game.tags()},
+                          time_control=time_control or found.time_control)
     namer = OutputNamer(Path(config.output.dir).expanduser(), args.pgn, args.report)
     options = RunOptions(once=args.once, lost_timeout=config.serial.lost_timeout)
     data_dir = config.output.data_dir

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from board_ctl.core.effects import Blink, Colour, Effect
-from board_ctl.service.view import ViewState, describe_leds, moves_text
+from board_ctl.service.view import ViewState, describe_leds, format_clock, moves_text
 
 LED_COLOURS = {Colour.RED: "red3", Colour.GREEN: "green3", Colour.BLUE: "dodger_blue2",
                Colour.YELLOW: "yellow3", Colour.WHITE: "grey93", Colour.ORANGE: "dark_orange"}
@@ -121,6 +121,10 @@ class RichView:
         if state.phase == "playing":
             side = "White" if state.turn == chess.WHITE else "Black"
             lines.append(Text(f"{side} to move", style="bold cyan"))
+        white, black = state.clocks
+        if white is not None and black is not None:
+            lines.append(Text(f"clock  White {format_clock(white)}  ·  Black "
+                              f"{format_clock(black)}", style="bold"))
         if state.result:
             lines.append(Text(f"Result {state.result} ({state.termination})", style="bold green"))
         frame = state.frame

@@ -416,4 +416,6 @@ class Service:
             moves=tuple(m.san for m in session.record.moves),
             result=result.result if result else None,
             termination=result.termination if result else "",
-            board=self.board.description, link=self.link, t=referee.now)
+            board=self.board.description, link=self.link, t=referee.now,
+            clocks=(referee.clock.remaining(chess.WHITE, referee.now),
+                    referee.clock.remaining(chess.BLACK, referee.now)))

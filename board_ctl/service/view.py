@@ -45,6 +45,7 @@ class ViewState:
     board: str = ""  # which board, on which port
     link: str = "connected"
     t: float = 0.0  # game time, s
+    clocks: tuple[float | None, float | None] = (None, None)  # White's, Black's time left
 
     @property
     def turn(self) -> chess.Color:
@@ -129,8 +130,9 @@ class PlainView:
     def _line(self, state: ViewState, effect: Effect) -> str | None:
         t = f"[{effect.t:8.2f}]"
         match effect:
-            case MoveMade(ply=ply, san=san):
-                return f"{t} {move_label(state.start_fen, ply, san)}"
+            case MoveMade(ply=ply, san=san, clock=clock):
+                left = f"  [{format_clock(clock)}]" if clock is not None else ""
+                return f"{t} {move_label(state.start_fen, ply, san)}{left}"
             case Alert(code=code, side=side, text=text):
                 who = f" ({SIDE_NAMES[side]})" if side is not None else ""
                 return f"{t} ALERT {code}{who}: {text}"
@@ -182,3 +184,11 @@ def make_view(kind: str, stream: TextIO | None = None) -> View:
             return PlainView(stream=stream)
         return RichView(stream=stream)
     return PlainView(stream=stream)
+
+
+def format_clock(seconds: float) -> str:
+    """A clock's time as the players read it: h:mm:ss, tenths under a minute."""
+    if seconds < 60:
+        return f"{seconds:.1f}"
+    whole = int(seconds)
+    return f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
