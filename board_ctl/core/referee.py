@@ -403,19 +403,28 @@ class Referee:
         self._explain(t)
 
     def _catch_up(self, t: float) -> None:
-        """Moves made while the link was down: the one legal move after which the board is
-        the position, a move on its way or the opponent's pieces in hand is taken."""
+        """Moves made while the link was down: the one legal move (or pair of moves, one
+        each) after which the board is the position, a move on its way or the next
+        player's pieces in hand is taken, with a note in the record."""
         board = self.board
-        fits = {}
+        fits: dict[tuple[tuple[chess.Square, chess.Square], ...], list[Shape]] = {}
         for move in board.legal_moves:
             shape = shape_of(board, move)
             after = self._replies(shape)
             if (self.occupied == after.occupied or after.full(self.occupied)
                     or after.partial(self.occupied) or self._answers(shape)):
-                fits.setdefault((move.from_square, move.to_square), shape)
-        if len(fits) == 1:
-            [shape] = fits.values()
-            self._note(t, f"{board.san(shape.move)} was made while the board was not "
+                fits.setdefault(((move.from_square, move.to_square),), [shape])
+        if not fits:  # both sides moved: look one move further
+            for move in board.legal_moves:
+                shape = shape_of(board, move)
+                for reply in self._replies(shape).full(self.occupied):
+                    key = ((move.from_square, move.to_square),
+                           (reply.move.from_square, reply.move.to_square))
+                    fits.setdefault(key, [shape, reply])
+        if len(fits) != 1:
+            return  # nothing fits, or several do: the LEDs will ask for the position back
+        for shape in next(iter(fits.values())):
+            self._note(t, f"{self.board.san(shape.move)} was made while the board was not "
                           "connected: taken from its scan")
             self._push(self._with_promotion(shape, [shape]), t)
 
