@@ -5,7 +5,7 @@
     board-emulator --link PATH --interactive [--log GAME.jsonl]
 
 It makes a pty, points the symlink PATH at its slave end (so ``BoardLink(PATH)`` or
-``board-ctl run --board PATH`` opens it like /dev/ttyACM0), and speaks the firmware's
+``board-ctl run --port PATH`` opens it like /dev/ttyACM0), and speaks the firmware's
 protocol through the same codec (firmware_bridge/protocol.py). It stays quiet until the
 host's HELLO, answers it, sends a SNAPSHOT of the board at log time S, then plays the
 sensor log from S at N times real speed, stamping each event with its own millisecond
