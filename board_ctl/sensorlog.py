@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -69,13 +69,13 @@ def _start(obj: dict[str, Any]) -> StartInfo:
     if not board.is_valid():
         raise ValueError(f"FEN {fen!r} is not a legal position ({board.status()!r})")
     problems: list[str] = []
-    tc = obj.get("time_control")
-    if tc is not None:
+    raw_tc = obj.get("time_control")
+    tc: str | None = None
+    if raw_tc is not None:
         try:
-            tc = str(TimeControl.parse(tc)) if isinstance(tc, str) else TimeControl.parse("")
+            tc = str(TimeControl.parse(raw_tc if isinstance(raw_tc, str) else ""))
         except ValueError as exc:
             problems.append(f"{exc}; the game is replayed without a clock")
-            tc = None
     tags = obj.get("tags", {})
     if not isinstance(tags, dict):
         problems.append("'tags' must be an object of PGN tags; left out")
@@ -103,7 +103,7 @@ def _snapshot(obj: dict[str, Any], t: float) -> ev.Snapshot:
     return ev.Snapshot(t, bits)
 
 
-_PARSERS = {
+_PARSERS: dict[str, Callable[[dict[str, Any], float], ev.Event]] = {
     "lift": lambda o, t: ev.Lifted(t, _square(o)),
     "place": lambda o, t: ev.Placed(t, _square(o)),
     "clock": lambda o, t: ev.ClockPressed(t, _side(o)),

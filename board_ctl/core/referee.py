@@ -670,8 +670,8 @@ class Referee:
         if self.occupied & ~after:
             return True
         events = self.turn.events_on
-        return any(events.get(reply.captured, [(-1.0, False)])[-1][0] >= since
-                   for reply in self._replies(line).full(self.occupied))
+        return any(reply.captured is not None and events.get(reply.captured, [(-1.0, False)])
+                   [-1][0] >= since for reply in self._replies(line).full(self.occupied))
 
     def _opponent_started(self, t: float) -> bool:
         """If the board shows the opponent answering a move, that move is complete."""
