@@ -571,6 +571,15 @@ SCENARIOS = [
      ["d2d3", "e7e6", "c1g5", "g8f6"], set(), "fide",
      "the press is logged 80 ms before the slid bishop reaches g5 (skew), while it blips f4: "
      "a blip is not a placement, and the skew is within RULES 3's grace"),
+    ("skew-press-75ms-into-a-slide-blip",
+     [L(1.0, "d2"), P(1.5, "d3"), C(2.0, "white"), L(3.0, "e7"), P(3.5, "e6"), C(4.0, "black"),
+      L(5.00, "c1"), P(5.03, "d2"), L(5.09, "d2"), P(5.14, "e3"), L(5.20, "e3"), P(5.25, "f4"),
+      C(5.325, "white"), L(5.34, "f4"), P(5.40, "g5"), L(7.0, "g8"), P(7.5, "f6"),
+      C(8.0, "black")],
+     ["d2d3", "e7e6", "c1g5", "g8f6"], set(), "fide",
+     "KNOWN DEFECT: as above, but the press comes 75 ms after the f4 blip began (75 ms "
+     "before g5): the press settles the blip and takes Bf4. Waiting for pending changes "
+     "at every press broke fast replies; not fixed yet"),
     ("skew-press-during-the-victims-lift-bounce",
      OPEN_D + [L(5.0, "e4"), L(5.5, "d5"), P(5.503, "d5"), C(5.504, "white"), L(5.506, "d5"),
                P(5.70, "d5"), L(7.0, "g8"), P(7.5, "f6"), C(8.0, "black")],
@@ -604,6 +613,17 @@ SCENARIOS = [
       {"t": 5.0, "ev": "resign", "side": "black"}],
      ["e2e4", "e7e5"], set(), "fide",
      "e5 stood on the board when Black resigned; the log ends there, which makes it final"),
+    ("resignation-after-own-capture-no-clock",
+     [L(1.0, "e2"), P(1.5, "e4"), L(3.0, "d7"), P(3.5, "d5"), L(5.0, "d5"), L(6.0, "e4"),
+      P(6.5, "d5"), {"t": 9.0, "ev": "resign", "side": "white"}],
+     ["e2e4", "d7d5", "e4d5"], set(), "fide",
+     "exd5 (victim first) landed and stood 2.5 s when White resigned: it is in the game"),
+    ("promotion-selector-120ms-after-the-press",
+     [START("8/P6k/7p/8/8/8/8/K7 w - - 0 1"), L(1.0, "a7"), P(1.6, "a8"), C(2.0, "white"),
+      {"t": 2.12, "ev": "promote", "piece": "n"}, L(4.0, "h7"), P(4.5, "g7"), C(5.0, "black")],
+     ["a7a8n", "h7g7"], set(), "fide",
+     "JUDGEMENT (late selector): 120 ms behind the press is skew, like a late placement; "
+     "read literally, the spec's 'before the move is confirmed' makes it a queen"),
     ("threefold-claimed-before-the-move-that-makes-it",
      [L(1.0, "g1"), P(1.5, "f3"), C(2.0, "white"), L(3.0, "g8"), P(3.5, "f6"), C(4.0, "black"),
       L(5.0, "f3"), P(5.5, "g1"), C(6.0, "white"), L(7.0, "f6"), P(7.5, "g8"), C(8.0, "black"),
@@ -652,6 +672,8 @@ SCENARIOS = [
 def test_scenario(sid, lines, moves, codes, profile, why, request) -> None:
     if "JUDGEMENT" in why:
         request.node.add_marker(pytest.mark.xfail(strict=False, reason=why))
+    if "KNOWN DEFECT" in why:  # reported as XFAIL; fails the run once it passes
+        request.node.add_marker(pytest.mark.xfail(strict=True, reason=why))
     out = replay(lines, profile)
     assert (out.moves, out.codes) == (moves, codes), why
     if sid == "threefold-claimed-before-the-move-that-makes-it":

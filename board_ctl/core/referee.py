@@ -434,7 +434,7 @@ class Referee:
         button's own side's move if one stands placed."""
         if side == self.board.turn:
             match = self.turn.match
-            if ending and match is not None and match.placed:
+            if ending and match is not None and self._placed(match):
                 self._complete_match(t)
             return
         if self.turn.ambiguous is not None:
