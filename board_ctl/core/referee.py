@@ -98,19 +98,19 @@ class _Position:
 
     def moves_from(self, mask: chess.Bitboard) -> Iterator[Shape]:
         """Legal moves from these squares (cached square by square: the board asks often)."""
-        for square in chess.scan_forward(mask):
-            found = self._from.get(square)
-            if found is None:
-                moves = self.board.generate_legal_moves(from_mask=chess.BB_SQUARES[square])
-                found = self._from[square] = list(map(self._shape, moves))
-            yield from found
+        return self._cached(self._from, mask, "from_mask")
 
     def moves_to(self, mask: chess.Bitboard) -> Iterator[Shape]:
+        """Legal moves onto these squares, cached the same way."""
+        return self._cached(self._to, mask, "to_mask")
+
+    def _cached(self, cache: dict[chess.Square, list[Shape]], mask: chess.Bitboard,
+                side: str) -> Iterator[Shape]:
         for square in chess.scan_forward(mask):
-            found = self._to.get(square)
+            found = cache.get(square)
             if found is None:
-                moves = self.board.generate_legal_moves(to_mask=chess.BB_SQUARES[square])
-                found = self._to[square] = list(map(self._shape, moves))
+                moves = self.board.generate_legal_moves(**{side: chess.BB_SQUARES[square]})
+                found = cache[square] = list(map(self._shape, moves))
             yield from found
 
     def _shape(self, move: chess.Move) -> Shape:
