@@ -103,10 +103,22 @@ def _snapshot(obj: dict[str, Any], t: float) -> ev.Snapshot:
     return ev.Snapshot(t, bits)
 
 
+def _clock(obj: dict[str, Any], t: float) -> ev.ClockPressed:
+    """A press; with ``white`` and ``black``, an external clock's display after it."""
+    side = _side(obj)
+    if "white" not in obj and "black" not in obj:
+        return ev.ClockPressed(t, side)
+    values = (obj.get("white"), obj.get("black"))
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        raise ValueError("'white' and 'black' must both be the clock's remaining seconds, "
+                         f"not {values[0]!r} and {values[1]!r}")
+    return ev.ClockPressed(t, side, (float(values[0]), float(values[1])))  # type: ignore[arg-type]
+
+
 _PARSERS: dict[str, Callable[[dict[str, Any], float], ev.Event]] = {
     "lift": lambda o, t: ev.Lifted(t, _square(o)),
     "place": lambda o, t: ev.Placed(t, _square(o)),
-    "clock": lambda o, t: ev.ClockPressed(t, _side(o)),
+    "clock": _clock,
     "resign": lambda o, t: ev.Resigned(t, _side(o)),
     "draw-offer": lambda o, t: ev.DrawOffered(t, _side(o)),
     "draw-accept": lambda o, t: ev.DrawAccepted(t, _side(o)),
@@ -201,8 +213,11 @@ def event_to_json(event: ev.Event) -> dict[str, Any]:
             return {"t": t, "ev": "lift", "sq": chess.square_name(sq)}
         case ev.Placed(square=sq):
             return {"t": t, "ev": "place", "sq": chess.square_name(sq)}
-        case ev.ClockPressed(side=side):
+        case ev.ClockPressed(side=side, times=None):
             return {"t": t, "ev": "clock", "side": SIDE_NAMES[side]}
+        case ev.ClockPressed(side=side, times=(white, black)):
+            return {"t": t, "ev": "clock", "side": SIDE_NAMES[side], "white": white,
+                    "black": black}
         case ev.PromotionChosen(piece=piece):
             return {"t": t, "ev": "promote", "piece": chess.piece_symbol(piece)}
         case ev.Resigned(side=side):

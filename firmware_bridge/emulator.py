@@ -32,7 +32,7 @@ import signal
 import sys
 import time
 import tty
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -43,6 +43,7 @@ from board_ctl.core import events as ev
 from board_ctl.core.effects import Buzzer, LedFrame
 from board_ctl.sensorlog import read_sensor_log
 from firmware_bridge import protocol as P
+from firmware_bridge.clock_device import ClockDevice, with_clock_times
 from firmware_bridge.link import wire_to_leds
 
 log = logging.getLogger(__name__)
@@ -181,6 +182,9 @@ class Emulator:
             placed = isinstance(event, ev.Placed)
             self.occupied = self.occupied | bit if placed else self.occupied & ~bit
             self.send(P.SQUARE, event.square, placed, ms)
+        elif isinstance(event, ev.ClockPressed) and event.times is not None:
+            white, black = (round(x * 1000) for x in event.times)
+            self.send(P.CLOCK_TIMES, P.WHITE if event.side else P.BLACK, ms, white, black)
         elif isinstance(event, ev.ClockPressed):
             self.send(P.CLOCK, P.WHITE if event.side else P.BLACK, ms)
         elif isinstance(event, ev.PromotionChosen):
@@ -502,6 +506,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--yank-at", type=float, metavar="T",
                    help="pull the cable at log time T (the pty goes away)")
     p.add_argument("--yank-for", type=_positive, default=0.5, help="seconds the cable stays out")
+    p.add_argument("--external-clock", metavar="BASE[+INC]",
+                   help="the board has an external clock set to BASE seconds (+INC a move) "
+                        "that reports its times with every press")
     p.add_argument("--interactive", action="store_true", help="type the board's events")
     p.add_argument("-v", "--verbose", action="store_true")
     return p
@@ -527,7 +534,15 @@ def main(argv: list[str] | None = None) -> int:
         for error in sensor_log.errors:
             log.warning("%s: %s (skipped)", args.log, error)
         occupied = chess.Board(sensor_log.start.fen).occupied
-        for event in sensor_log.events:
+        played: Iterable[ev.Event] = sensor_log.events
+        if args.external_clock:
+            try:
+                device = ClockDevice.parse(args.external_clock)
+            except ValueError as exc:
+                parser.error(str(exc))
+            device.running = chess.Board(sensor_log.start.fen).turn == chess.WHITE
+            played = with_clock_times(played, device)
+        for event in played:
             if event.t >= args.start_at:
                 script.append(event)
             elif isinstance(event, ev.Lifted):

@@ -360,6 +360,10 @@ class BoardLink:
             return self._on_snapshot(msg, now)
         if t == P.CLOCK:
             return [self._stamp(ev.ClockPressed(self._time(msg.ms, now), msg.side == P.WHITE))]
+        if t == P.CLOCK_TIMES:  # the clock's own times, not scaled: they are its display
+            times = (msg.white_ms / 1000, msg.black_ms / 1000)
+            return [self._stamp(ev.ClockPressed(self._time(msg.ms, now), msg.side == P.WHITE,
+                                                times))]
         if t == P.BUTTON:
             return self._on_button(msg, now)
         if t == P.GAP:

@@ -37,6 +37,7 @@ SQUARE = 0x10  # board -> host: square u8, occupied bool, ms u32
 SNAPSHOT = 0x11  # board -> host: occupied u64 bitboard, ms u32, reason u8
 CLOCK = 0x12  # board -> host: side u8, ms u32
 BUTTON = 0x13  # board -> host: button u8, side u8, ms u32
+CLOCK_TIMES = 0x14  # board -> host: side u8, ms u32, white_ms u32, black_ms u32
 REQUEST_SNAPSHOT = 0x20  # host -> board: (empty)
 LEDS = 0x21  # host -> board: cells 64 bytes, status u8, buzzer u8
 ERROR = 0x30  # both ways: code u8, text str
@@ -46,7 +47,7 @@ GAP = 0xFF  # Decoder only: missed u16, expected u16
 
 NAMES = {
     HELLO: "HELLO", HELLO_ACK: "HELLO_ACK", SQUARE: "SQUARE", SNAPSHOT: "SNAPSHOT",
-    CLOCK: "CLOCK", BUTTON: "BUTTON", REQUEST_SNAPSHOT: "REQUEST_SNAPSHOT", LEDS: "LEDS",
+    CLOCK: "CLOCK", BUTTON: "BUTTON", CLOCK_TIMES: "CLOCK_TIMES", REQUEST_SNAPSHOT: "REQUEST_SNAPSHOT", LEDS: "LEDS",
     ERROR: "ERROR", PING: "PING", PONG: "PONG", GAP: "GAP",
 }
 
@@ -104,6 +105,8 @@ _BODIES = {
     SNAPSHOT: (("occupied", "u64"), ("ms", "u32"), ("reason", "u8", 2)),
     CLOCK: (("side", "u8", 1), ("ms", "u32")),
     BUTTON: (("button", "u8", 8), ("side", "u8", 2), ("ms", "u32")),
+    # A press on an external clock, with both times it displays after the press.
+    CLOCK_TIMES: (("side", "u8", 1), ("ms", "u32"), ("white_ms", "u32"), ("black_ms", "u32")),
     REQUEST_SNAPSHOT: (),
     LEDS: (("cells", "cells"), ("status", "u8", STATUS_MAX), ("buzzer", "u8", 3)),
     ERROR: (("code", "u8"), ("text", "str")),
@@ -352,6 +355,10 @@ def encode_snapshot(seq, occupied, ms, reason=HEARTBEAT):
 
 def encode_clock(seq, side, ms):
     return encode(CLOCK, seq, side, ms)
+
+
+def encode_clock_times(seq, side, ms, white_ms, black_ms):
+    return encode(CLOCK_TIMES, seq, side, ms, white_ms, black_ms)
 
 
 def encode_button(seq, button, side, ms):

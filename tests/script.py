@@ -2,6 +2,7 @@
 
 Tokens, separated by spaces, each `gap` seconds after the one before:
   -e2 lift e2     +e4 place e4     Cw / Cb clock press     =n promotion selector
+  Cw/5391.5/5400  a press with the external clock's display after it (white/black s)
   Rw / Rb resign  Ow / Ob draw offer  Aw / Ab accept  Xw / Xb claim
   @0.02 the next token comes 0.02 s after the previous one (instead of `gap`)
   ~3 wait 3 s (nothing happens)      T  a tick: time passes (as a live service's timer)
@@ -42,7 +43,9 @@ def events(script: str, gap: float = 0.4, t: float = 1.0) -> list[ev.Event]:
         elif head == "T":
             out.append(ev.Tick(t))
         elif head == "C":
-            out.append(ev.ClockPressed(t, SIDE[rest]))
+            side, *shown = rest.split("/")
+            times = (float(shown[0]), float(shown[1])) if shown else None
+            out.append(ev.ClockPressed(t, SIDE[side], times))
         elif head == "=":
             out.append(ev.PromotionChosen(t, PROMOTION_PIECES[rest]))
         elif head in BUTTONS:

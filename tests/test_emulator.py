@@ -212,7 +212,7 @@ def test_interactive_and_garbage_both_ways(emulators: list[Emulator], tmp_path: 
     emu.type("garbage 64\ne2e4 clock\npromote n\nresign b\nd7d5 e4d5\n")
     events = read_until(link, lambda evs: len(evs) >= 10)
     assert [key(e) for e in events] == [
-        ("Lifted", chess.E2), ("Placed", chess.E4), ("ClockPressed", chess.WHITE),
+        ("Lifted", chess.E2), ("Placed", chess.E4), ("ClockPressed", chess.WHITE, None),
         ("PromotionChosen", chess.KNIGHT), ("Resigned", chess.BLACK),
         ("Lifted", chess.D7), ("Placed", chess.D5),
         ("Lifted", chess.D5), ("Lifted", chess.E4), ("Placed", chess.D5),  # a capture

@@ -12,11 +12,14 @@ import threading
 from pathlib import Path
 
 import chess
+import chess.pgn
 import pytest
 
+from board_ctl.core import events as ev
 from board_ctl.core.profiles import PROFILES
 from board_ctl.replay import replay_log
 from board_ctl.sensorlog import read_sensor_log
+from firmware_bridge.clock_device import ClockDevice
 from servicekit import (
     EmulatorProcess,
     GarbageRelay,
@@ -38,18 +41,20 @@ def replay_pgn(path: Path) -> tuple[str, list[str]]:
     return record.pgn_text(), [m.move.uci() for m in record.moves]
 
 
-def service_config(tmp_path: Path, fen: str = "", **serial: float) -> Path:
+def service_config(tmp_path: Path, fen: str = "", time_control: str = "",
+                   **serial: float) -> Path:
     path = tmp_path / "board.toml"
     keys = {"connect_timeout": 10.0, "lost_timeout": 1.0, **serial}
+    game = f"fen = \"{fen}\"\n" + (f"time_control = \"{time_control}\"\n" if time_control else "")
     path.write_text("[serial]\n" + "".join(f"{k} = {v}\n" for k, v in keys.items())
-                    + f"[game]\nfen = \"{fen}\"\n[display]\nview = \"plain\"\n",
+                    + f"[game]\n{game}[display]\nview = \"plain\"\n",
                     encoding="utf-8")
     return path
 
 
 def run_game(tmp_path: Path, log: Path, *emulator_args: str, speed: str = SPEED,
              relay: bool = False, noise_writer: bool = False,
-             fen: str = "") -> tuple[str, Path, str]:
+             fen: str = "", time_control: str = "") -> tuple[str, Path, str]:
     """Play `log` through the emulator into `board-ctl run --once`; (PGN, PGN path, stdout)."""
     emulator = EmulatorProcess(tmp_path / "board", "--log", str(log), "--speed", speed,
                                *emulator_args)
@@ -64,7 +69,8 @@ def run_game(tmp_path: Path, log: Path, *emulator_args: str, speed: str = SPEED,
         os.close(fd)
     pgn = tmp_path / "out.pgn"
     try:
-        result = board_ctl("run", "--config", str(service_config(tmp_path, fen)), "--port",
+        config = service_config(tmp_path, fen, time_control)
+        result = board_ctl("run", "--config", str(config), "--port",
                            str(port), "--once", "--pgn", str(pgn), cwd=tmp_path)
     finally:
         code = emulator.close()
@@ -108,6 +114,34 @@ def test_real_games_give_the_replays_pgn(tmp_path: Path, pgn_file: str, index: i
     assert [r["uci"] for r in report if r["kind"] == "move"] == moves
     if rendered.result != "*":
         assert f"RESULT {rendered.result}" in stdout
+
+
+@pytest.mark.parametrize("time_control", ["60+1", ""])
+def test_an_external_clocks_times_are_the_record(tmp_path: Path, time_control: str) -> None:
+    """The board relays an external clock's display with each press (CLOCK_TIMES): the
+    PGN's [%clk] are the clock's whole seconds, with or without a configured control."""
+    rendered = render("classics.pgn", 0, seed=3)
+    log = tmp_path / "game.jsonl"
+    rendered.write(log)
+    with log.open(encoding="utf-8") as stream:
+        presses = [e for e in read_sensor_log(stream).events if isinstance(e, ev.ClockPressed)]
+    device = ClockDevice(60, 1)  # an independent model of the clock the emulator plays
+    shown = [device.press(p.side, p.t) for p in presses]
+    want = [times[0] if press.side else times[1] for press, times in zip(presses, shown)]
+
+    text, pgn, _ = run_game(tmp_path, log, "--external-clock", "60+1",
+                            time_control=time_control)
+    game = chess.pgn.read_game(io.StringIO(text))
+    assert game is not None
+    got = [node.clock() for node in game.mainline()]
+    assert got == want[:len(got)] and len(got) == len(rendered.moves)
+    assert ("[TimeControl \"60+1\"]" in text) == bool(time_control)
+    report = [json.loads(line) for line in pgn.with_name("out.report.jsonl").open()]
+    assert [r["code"] for r in report if r["kind"] == "alert"] == []
+    # the service's sensor log carries the clock's times: its replay is the same game
+    with pgn.with_name("out.sensor.jsonl").open(encoding="utf-8") as stream:
+        replayed = replay_log(read_sensor_log(stream), PROFILES["fide"])
+    assert [m.clock for m in replayed.moves] == got
 
 
 @pytest.mark.parametrize("when", [0.35, 0.7])

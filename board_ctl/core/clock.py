@@ -88,12 +88,14 @@ class ChessClock:
         self._turn_used_ms = 0  # the current turn's time before the latest (re)start of its run
         self._run_since_ms: int | None = None  # None while paused or not started
         self._now_ms: int | None = None  # the latest time this clock was given
+        self._external = False  # an external clock's readings set the times (set_times)
 
     # ------------------------------------------------------------------ state queries
 
     @property
     def timed(self) -> bool:
-        return self.tc.is_timed
+        """A clock can run out: a timed control, or times an external clock reported."""
+        return self.tc.is_timed or self._external
 
     @property
     def turn(self) -> chess.Color | None:
@@ -199,6 +201,22 @@ class ChessClock:
             self._remaining_ms[side] = max(self._remaining_ms[side] + delta, 0)
         return _seconds(self._remaining_at(side, t_ms))
 
+    def set_times(self, white: float, black: float, t: float) -> None:
+        """Show ``white`` and ``black`` seconds at ``t``: the times an external clock
+        reported (validated by :class:`ExternalClock`). The turn goes on from there, its
+        time used so far (``[%emt]``) unchanged. Makes an untimed clock timed."""
+        t_ms = self._advance(t)
+        self._external = True
+        wanted = {chess.WHITE: to_ms(white), chess.BLACK: to_ms(black)}
+        runner = self._turn if self.running else None
+        used = self._turn_used_at(t_ms)
+        if runner is not None and self.tc.sandclock is not None:
+            # the sand this turn has moved so far is added back by _remaining_at
+            wanted = {runner: wanted[runner] + used, not runner: wanted[not runner] - used}
+        elif runner is not None:
+            wanted[runner] += max(used - self._simple_delay_ms(runner), 0)
+        self._remaining_ms = {side: max(ms, 0) for side, ms in wanted.items()}
+
     def pause(self, t: float) -> None:
         """Stop both clocks at ``t`` (arbiter, power cut). No-op if not running."""
         t_ms = self._advance(t)
@@ -246,6 +264,7 @@ class ChessClock:
             "turn_used_ms": self._turn_used_ms,
             "run_since_ms": self._run_since_ms,
             "now_ms": self._now_ms,
+            "external": self._external,
         }
 
     @classmethod
@@ -265,6 +284,7 @@ class ChessClock:
             clock._turn_used_ms = _whole(data["turn_used_ms"])
             clock._run_since_ms = _optional_whole(data["run_since_ms"])
             clock._now_ms = _optional_whole(data["now_ms"])
+            clock._external = _flag(data.get("external", False))
         except KeyError as exc:
             raise ClockError(f"clock snapshot lacks {exc.args[0]!r}") from None
         except (TypeError, TimeControlError) as exc:
@@ -330,6 +350,8 @@ class ChessClock:
             flowed = min(used, stored)
             self._remaining_ms[not side] += flowed
             return stored - flowed
+        if not self.tc.periods:  # timed only by an external clock's readings
+            return max(stored - used, 0)
         move = self._moves[side]  # already counts this move
         period = self.tc.period_for_move(move)
         charged = max(used - to_ms(period.simple_delay), 0)
@@ -456,6 +478,12 @@ class ExternalClock:
     def presses(self, side: chess.Color) -> int:
         """Presses seen in accepted readings (running side changing to the opponent)."""
         return self._presses[side]
+
+    def forget_last(self) -> None:
+        """Judge the next reading as a first one: the link was down (a reconnection, a
+        power cut) and the clock may have run, or been set, meanwhile."""
+        self._last = None
+        self._suspects = []
 
     def allow_added_time(self, side: chess.Color, seconds: float) -> None:
         """Announce time the service added to ``side`` (a penalty set over serial), so the

@@ -29,10 +29,15 @@ class Placed:
 
 @dataclass(frozen=True, slots=True)
 class ClockPressed:
-    """A side pressed its clock lever, ending its turn."""
+    """A side pressed its clock lever, ending its turn.
+
+    ``times``: an external clock's display just after the press, (white, black) in
+    seconds; None from a lever clock, whose time the service keeps itself.
+    """
 
     t: float
     side: chess.Color
+    times: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 import chess
 
 from board_ctl.core import events as ev
-from board_ctl.core.clock import ChessClock, PressResult, flag_result
+from board_ctl.core.clock import ChessClock, ClockReading, ExternalClock, PressResult, flag_result
 from board_ctl.core.debounce import DEFAULT_SETTLE, Debouncer, SettledChange
 from board_ctl.core.effects import (
     Alert,
@@ -238,6 +238,13 @@ class Referee:
         # to move) starts at t = 0. Untimed games still measure each move's time.
         self.clock = ChessClock(time_control, start_side=self.board.turn)
         self.clock.start(0.0)
+        # An external clock reports its own times with each press: trusted when plausible.
+        self.external = ExternalClock(time_control)
+        if time_control is not None and time_control.is_timed:
+            initial = float(time_control.initial_seconds or 0)
+            white_first = self.board.turn == chess.WHITE
+            self.external.check(ClockReading(initial, initial, white_first, not white_first), 0.0)
+        self._reported: tuple[float, tuple[float, float]] | None = None  # the press's times
         self.start_fen = self.board.fen()
         self.debouncer = Debouncer(self.board.occupied, settle)
         self.sensed = self.board.occupied  # settled sensor readings
@@ -363,12 +370,13 @@ class Referee:
             self._sensor(event.t, event.square, kind is ev.Placed)  # type: ignore[union-attr]
             return
         match event:
-            case ev.ClockPressed(t, side):
-                self._clock(t, side)
+            case ev.ClockPressed(t, side, times):
+                self._clock(t, side, times)
             case ev.PromotionChosen(t, piece):
                 self.turn.promotion, self.turn.promotion_at = piece, t
             case ev.Snapshot(t, occupied):
                 self._snapshot(t, occupied)
+                self.external.forget_last()  # reconnected: the clock ran on meanwhile
             case ev.Resigned(t, side):
                 self._complete_for(side, t, ending=True)
                 if self.result is None:
@@ -801,7 +809,8 @@ class Referee:
 
     # ------------------------------------------------------------------ the clock
 
-    def _clock(self, t: float, side: chess.Color) -> None:
+    def _clock(self, t: float, side: chess.Color,
+               times: tuple[float, float] | None = None) -> None:
         self._clock_in_use = True
         if side != self.board.turn and self.turn.ambiguous is not None:
             # The opponent completes his reply while the capture is undecided: decide it,
@@ -812,6 +821,7 @@ class Referee:
         if side != self.board.turn:
             return  # the lever is already down on that side: nothing happens
         self._pressed = t
+        self._reported = None if times is None else (t, times)
         if t - self._last_raw < PRESS_SKEW:
             # A square toggled just now: a slide's blip or a bounce still going, or the
             # last placement skewed behind the press. Judge once the board has settled.
@@ -879,7 +889,7 @@ class Referee:
             # What follows is the opponent's, or the capturing piece being shown. The press
             # completed the move: the clock goes over now, whatever square it took.
             if self._pressed is not None and self._switched is None:
-                self._switched = self.clock.press(self.board.turn, self._switched_at(t))
+                self._switched = self._press_clock(self.board.turn, t)
                 self._pressed = None
             self.turn.ambiguous = _Match(self._distinct(shapes), t, self.now)
             self._dirty = True
@@ -979,7 +989,7 @@ class Referee:
         san = board.san_and_push(move)
         pressed, self._switched = self._switched, None
         if pressed is None:
-            pressed = self.clock.press(mover, self._switched_at(t))
+            pressed = self._press_clock(mover, t)
         self._pressed = None
         remaining, elapsed = pressed if pressed is not None else (None, None)
         self._out.append(MoveMade(t, len(board.move_stack), move, san, remaining, elapsed))
@@ -1147,9 +1157,32 @@ class Referee:
         """When the clock goes over: at the press, or where no press, when the move stood."""
         return max(self._pressed if self._pressed is not None else t, self.clock.now or 0.0)
 
+    def _press_clock(self, mover: chess.Color, t: float) -> PressResult | None:
+        """The clock goes over for the move just completed; an external clock's times,
+        reported with the press that completed it, replace what the lever clock computed."""
+        at = self._switched_at(t)
+        pressed = self.clock.press(mover, at)
+        reported, self._reported = self._reported, None
+        if pressed is None or reported is None or reported[0] != self._pressed:
+            return pressed
+        when, (white, black) = reported
+        reading = ClockReading(white, black, mover == chess.BLACK, mover == chess.WHITE)
+        check = self.external.check(reading, when)
+        if not check.accepted:
+            if "clock-fault" in self.alerts:  # already shown: the board keeps its own time
+                return pressed
+            self._alert(when, "clock-fault", None, (),
+                        f"the clock's times were not used ({check.reason}); the board keeps "
+                        "its own: check the clock")
+            return pressed
+        self._clear(when, "clock-fault")
+        self.clock.set_times(white, black, at)
+        return PressResult(reading.time(mover), pressed.elapsed)
+
     def _penalty(self, t: float, to_side: chess.Color, reason: str) -> None:
         """Time for the opponent of the offender (7.5.5, 9.5.3), applied to the clock."""
         seconds = self.profile.penalty_seconds
+        self.external.allow_added_time(to_side, seconds)  # the arbiter sets it on the clock
         self.clock.add_time(to_side, seconds, max(t, self.clock.now or 0.0))
         self._out.append(Penalty(t, to_side, seconds, reason))
 
