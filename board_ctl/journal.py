@@ -117,6 +117,8 @@ def _take(recovered: Recovered, record: dict[str, Any], number: int) -> None:
         recovered.resumes += 1
     elif record.get("kind") == "end":
         recovered.ended = True
+    elif record.get("kind") == "time":  # the clock was running at least until then
+        recovered.last_t = max(recovered.last_t, float(record.get("t", 0.0)))
     elif "kind" in record:
         recovered.effects.append(record)
         recovered.last_t = max(recovered.last_t, float(record.get("t", 0.0)))
@@ -176,6 +178,11 @@ class JournalWriter:
         records += [line for effect in effects if not isinstance(effect, LedFrame)
                     if (line := report_object(effect)) is not None]
         self.write(records)
+
+    def mark_time(self, t: float) -> None:
+        """Time has reached ``t`` with nothing to record: after a power cut the thinking
+        time up to here is still charged (only the time the power was off is not)."""
+        self.write([{"t": round(t, 6), "kind": "time"}])
 
     def end(self, t: float) -> None:
         self.write([{"t": round(t, 6), "kind": "end"}])

@@ -306,6 +306,37 @@ def test_resume_after_a_clean_cut(tmp_path: Path) -> None:
     assert Archive(tmp_path / "data").unfinished() is None
 
 
+def test_thinking_time_before_a_power_cut_is_still_charged(tmp_path: Path) -> None:
+    """Black thinks 20 s without touching a piece, then the power goes. The journal marks
+    the time while his clock runs, so the resumed game charges him those 20 s (and
+    nothing for the time the power was off)."""
+    def timed_service() -> tuple[Service, FakeBoard]:
+        board = FakeBoard()
+        svc = Service(board, profile=PROFILES["fide"], start=StartInfo(time_control="300"),
+                      namer=OutputNamer(tmp_path / "out"), options=RunOptions(),
+                      view=RecordingView(), archive=Archive(tmp_path / "data"))
+        svc.open()
+        return svc, board
+
+    svc, _ = timed_service()
+    feed(svc, [ev.Snapshot(0.5, START), *events("-e2 +e4 Cw")])  # White presses at 2.2
+    feed(svc, [ev.Tick(2.2 + 0.25 * k) for k in range(1, 81)])  # Black thinks until 22.2
+    path = journal_path(tmp_path / "data")
+    assert path is not None
+    moves_t = [float(e["t"]) for e in read_journal(path).effects if e["kind"] == "move"]
+    assert read_journal(path).last_t - moves_t[0] == pytest.approx(20.0, abs=1.0)
+    svc.session.sensor_log.close()  # the power goes (nothing else is written)
+
+    svc, _ = timed_service()
+    after_e4 = chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+    feed(svc, [ev.Snapshot(0.0, after_e4.occupied), *events("-e7 +e5 Cb", t=0.0)])
+    black = svc.session.record.moves[1]
+    assert black.san == "e5"
+    # 20 s before the cut and 1.2 s after it (the move), less up to the 1 s between marks
+    assert 300 - 21.2 - 0.01 <= black.clock <= 300 - 21.2 + 1.0
+    svc.close()
+
+
 def test_torn_journal_is_recovered_saying_so(tmp_path: Path) -> None:
     path = play_half(tmp_path)
     raw = path.read_bytes()

@@ -73,6 +73,7 @@ def _beside(pgn: Path, suffix: str) -> Path:
 
 
 RESUME_GAP = 0.001  # s of game time between a resumed journal's last time and the next item
+TIME_MARK_EVERY = 1.0  # s: while a clock runs, the journal notes the time this often
 
 
 def resume_time(recovered: Recovered, now: float) -> float:
@@ -103,13 +104,15 @@ class GameSession:
         self.referee, self.record = new_game(start, profile)
         self.sensor_log = SensorLogWriter(files.sensor, start)
         self.last_t = 0.0  # game time of the last board event (what replay finishes at)
+        self.marked_t = 0.0  # the latest time the journal holds
         self.resume_at = 0.0
         if recovered is not None:  # the game so far, exactly as it was played
             for event in recovered.events:
                 self.sensor_log.write(event)
             feed_all(self.referee, self.record, recovered.events)
-            self.last_t = recovered.last_t
+            self.last_t = max((e.t for e in recovered.events), default=0.0)
             self.resume_at = round(resume_time(recovered, self.referee.now), 6)
+            self.marked_t = self.resume_at
         self.finished = False
         self.written = False
 
@@ -144,9 +147,20 @@ class GameSession:
         return effects
 
     def _journal(self, event: ev.Event | None, effects: list[Effect]) -> None:
-        """The event and its effects durably on disk: before anything shows the effects."""
-        if self.journal is not None:
+        """The event and its effects durably on disk: before anything shows the effects.
+
+        A quiet tick is journaled as the time it marks, at most once a TIME_MARK_EVERY,
+        while a clock runs: a player thinking when the power goes is charged his time."""
+        if self.journal is None:
+            return
+        now = self.referee.now
+        if event is not None or effects:
             self.journal.record(event, effects)
+            self.marked_t = max(self.marked_t, now)
+        elif (now - self.marked_t >= TIME_MARK_EVERY and self.referee.clock.running
+              and self.referee.clock.timed and self.referee.result is None):
+            self.journal.mark_time(now)
+            self.marked_t = now
 
     def end_journal(self) -> None:
         """The game is over (or the board's log ended): it will not be resumed."""
