@@ -161,3 +161,21 @@ def test_port_urls_pick_the_backend(port: str, backend: str, key: str | None,
     if key is not None:
         section, name = key.split(".")
         assert getattr(getattr(config, section), name) == value
+
+
+def test_time_control_on_the_command_line(tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from board_ctl.service.cli import _config
+
+    config_file = tmp_path / "board.toml"
+    config_file.write_text('[game]\ntime_control = "300+2"\n', encoding="utf-8")
+    chosen = _config(build_parser().parse_args(["run", "--config", str(config_file),
+                                                "--time-control", "40/5400+30:1800+30"]))
+    assert chosen.game.time_control == "40/5400+30:1800+30"  # the option wins
+    kept = _config(build_parser().parse_args(["run", "--config", str(config_file)]))
+    assert kept.game.time_control == "300+2"
+    args = build_parser().parse_args(["run", "--time-control", "5400+"])
+    assert run_command(args) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("board-ctl run: game.time_control: TimeControl '5400+'")
+    assert len(err.splitlines()) == 1

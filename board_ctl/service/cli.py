@@ -1,6 +1,6 @@
 """`board-ctl run`: the service on the board, from the command line or systemd.
 
-    board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--pgn OUT]
+    board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--time-control TC] [--pgn OUT]
                   [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
                   [--data-dir DIR]
 
@@ -52,6 +52,10 @@ def add_parser(subparsers: Any) -> None:
                           "emulator://[LOG] (the board emulator playing LOG, default the "
                           "demo game) or gpio:// (a matrix on this Pi's pins)")
     run.add_argument("--profile", choices=sorted(PROFILES), help="rule profile")
+    run.add_argument("--time-control", metavar="TC",
+                     help="the clock's time control in PGN form (5400+30, 300d5, "
+                          "40/5400+30:1800+30; default: [game] time_control, else the "
+                          "emulator log's, else none)")
     run.add_argument("--pgn", type=Path, metavar="OUT",
                      help="write the game's PGN here (its sensor log goes beside it, "
                           "OUT.sensor.jsonl; a second game gets OUT-2)")
@@ -119,7 +123,8 @@ def _config(args: argparse.Namespace) -> Config:
         else:
             board["backend"] = "serial"
             serial["port"] = port
-    return config.with_overrides(board=board, serial=serial, emulator=emulator,
+    game = {"time_control": args.time_control}
+    return config.with_overrides(board=board, serial=serial, emulator=emulator, game=game,
                                  display={"view": args.view},
                                  output={"data_dir": args.data_dir})
 
