@@ -37,6 +37,7 @@ from board_ctl.replay import replay_log
 from board_ctl.sensorlog import StartInfo, read_sensor_log
 from board_ctl.service.game import OutputNamer
 from board_ctl.service.service import RunOptions, Service
+from firmware_bridge.clock_device import ClockDevice
 from script import events
 from servicekit import (
     EmulatorProcess,
@@ -84,12 +85,14 @@ def board_events(data: Path) -> list[ev.Event]:
 class ServiceProcess:
     """`board-ctl run --once` on the emulator's link, its output in a file."""
 
-    def __init__(self, tmp_path: Path, data: Path, port: Path, pgn: Path, run: int) -> None:
+    def __init__(self, tmp_path: Path, data: Path, port: Path, pgn: Path, run: int,
+                 time_control: str = "") -> None:
         self.out = tmp_path / f"service-{run}.out"
+        config = service_config(tmp_path, time_control=time_control)
         with self.out.open("w") as out:
             self.proc = subprocess.Popen(
                 [sys.executable, "-m", "board_ctl.cli", "run", "--config",
-                 str(service_config(tmp_path)), "--port", str(port), "--once", "--pgn",
+                 str(config), "--port", str(port), "--once", "--pgn",
                  str(pgn), "--data-dir", str(data)],
                 cwd=tmp_path, env=child_env(), stdin=subprocess.DEVNULL, stdout=out,
                 stderr=subprocess.STDOUT)
@@ -161,7 +164,7 @@ def test_journal_and_export_while_playing_and_at_the_end(tmp_path: Path) -> None
 # ---------------------------------------------------------------- (b) kill -9, restart
 
 
-def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0
+def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0, clock: str = ""
              ) -> tuple[list[str], list[str], list[str], int]:
     """Play a game through the emulator and the service, killing both (-9) `kills` times
     at random moments and restarting them; (final PGN's moves, replay's moves, outputs,
@@ -169,7 +172,8 @@ def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0
 
     The board restarts just before the first event the journal does not have (plus up to
     `in_flight` sensor events the board played but the service never wrote: they are on
-    the board when it comes back, so only its snapshot shows them)."""
+    the board when it comes back, so only its snapshot shows them). With `clock`
+    (BASE+INC), the board has an external clock set so, and the service that control."""
     rng = random.Random(seed)
     rendered = render("classics.pgn", 0, seed=seed)
     log = tmp_path / "game.jsonl"
@@ -186,8 +190,10 @@ def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0
     targets = sorted(rng.sample(range(1, len(script) - 6), kills))
     for run in range(kills + 1):
         args = ["--log", str(log), "--speed", SPEED, "--start-at", repr(start_at)]
+        if clock:
+            args += ["--external-clock", clock]
         emulator = EmulatorProcess(port, *args)
-        service = ServiceProcess(tmp_path, data, port, pgn, run)
+        service = ServiceProcess(tmp_path, data, port, pgn, run, time_control=clock)
         try:
             if run == kills:  # the last run plays to the end of the log
                 assert service.proc.wait(timeout=90) == 0, service.output()
@@ -209,8 +215,8 @@ def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0
         journaled = board_events(data)
         # what this run journaled is the log from where the board started, in order
         n = index + len(journaled) - count
-        assert [dataclasses.replace(a, t=0.0) for a in journaled[count:]] == \
-            [dataclasses.replace(b, t=0.0) for b in script[index:n]]
+        assert [dataclasses.replace(a, t=0.0, **untimed(a)) for a in journaled[count:]] == \
+            [dataclasses.replace(b, t=0.0, **untimed(b)) for b in script[index:n]]
         extra, flying = 0, rng.randint(0, in_flight)
         while (extra < flying and n + extra < len(script) - 1
                and isinstance(script[n + extra], (ev.Lifted, ev.Placed))):
@@ -241,6 +247,11 @@ def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0
     return uci_moves(final), moves, outputs, kills
 
 
+def untimed(event: ev.Event) -> dict:
+    """A press without its clock's times (the log has none; the board adds them)."""
+    return {"times": None} if isinstance(event, ev.ClockPressed) else {}
+
+
 SEEDS = [int(x) for x in os.environ.get("BOARD_CTL_KILL_SEEDS", "1").split(",")]
 
 
@@ -255,6 +266,24 @@ def test_kill_9_service_and_board_together_loses_no_move(tmp_path: Path, seed: i
     print(f"runs that resumed the game: {resumed} of {kills}; torn tails recovered: {torn}")
     assert 1 <= resumed <= kills
     assert "Traceback" not in "".join(outputs)
+
+
+def test_kill_9_with_an_external_clock_gives_the_uninterrupted_pgn(tmp_path: Path) -> None:
+    """The clock runs on its own through the power cuts and reports its times with each
+    press: the PGN, [%clk] included, is the uninterrupted game's."""
+    got, want, outputs, kills = kill_run(tmp_path, 3, seed=5, clock="120+2")
+    assert got == want and kills >= 1
+    log = tmp_path / "game.jsonl"
+    presses = [e for e in read_sensor_log(log.open(encoding="utf-8")).events
+               if isinstance(e, ev.ClockPressed)]
+    device = ClockDevice(120, 2)
+    shown = [device.press(p.side, p.t) for p in presses]
+    want_clk = [w if p.side else b for p, (w, b) in zip(presses, shown)]
+    game = chess.pgn.read_game(io.StringIO((tmp_path / "out.pgn").read_text()))
+    assert game is not None
+    assert [node.clock() for node in game.mainline()] == want_clk[:len(want)]
+    assert game.headers["TimeControl"] == "120+2"
+    assert " ALERT " not in "".join(outputs)  # a clean game: no clock-fault, nothing
 
 
 # ---------------------------------------------------------------- (c) damaged journals
