@@ -226,6 +226,34 @@ def test_press_slightly_before_the_placement_is_accepted() -> None:
     assert out.sans == ["e4"] and out.alerts == []
 
 
+# A press judged a little later (a piece still landing, a capture square never seen to
+# change) must not take the opponent's fast reply for part of the pressed move.
+FAST_REPLIES = [
+    ("push-off-capture-then-reply-within-120ms", "4k3/1p6/B7/8/8/8/4P3/4K3 b - - 0 1",
+     "-b7 @1.0 Cb @0.12 -e2 @0.4 +e4 Cw", ["bxa6", "e4"]),
+    ("push-off-capture-recaptured-at-once", "4k3/8/8/p7/1P6/P7/8/4K3 b - - 0 1",
+     "-a5 @0.6 Cb @0.16 -b4 @0.5 -a3 @0.4 +b4 Cw", ["axb4", "axb4"]),
+    ("press-69ms-after-landing-victim-lifted-60ms-later", "4k3/8/8/8/1p6/8/2P5/4K3 w - - 0 1",
+     "-c2 +c3 @0.069 Cw @0.06 -c3 @0.3 -b4 @0.4 +c3 Cb", ["c3", "bxc3"]),
+    ("en-passant-victim-lifted-after-the-press", "4k3/8/8/3pP3/8/8/8/4K3 w - d6 0 1",
+     "-e5 +d6 @0.2 Cw @0.19 -d5 ~1 -e8 +f7 Cb", ["exd6", "Kf7"]),
+    ("press-before-the-victim-is-lifted", "4k3/8/8/8/8/3p4/2P5/4K3 w - - 0 1",
+     "-c2 @0.9 Cw @0.09 -d3 @0.12 +d3 ~1 -e8 +e7 Cb", ["cxd3", "Ke7"]),
+    ("press-75ms-after-a-slide-blip-began", chess.STARTING_FEN,
+     "-d2 +d3 Cw -e7 +e6 Cb -c1 @0.03 +d2 @0.06 -d2 @0.05 +e3 @0.06 -e3 @0.05 +f4 "
+     "@0.075 Cw @0.015 -f4 @0.06 +g5 ~1 -g8 +f6 Cb", ["d3", "e6", "Bg5", "Nf6"]),
+]
+
+
+@pytest.mark.parametrize("fen,script,sans", [c[1:] for c in FAST_REPLIES],
+                         ids=[c[0] for c in FAST_REPLIES])
+def test_a_press_judged_later_keeps_the_reply_apart(fen: str, script: str,
+                                                    sans: list[str]) -> None:
+    out = play(script, fen=fen)
+    assert out.sans == sans
+    assert out.alerts == []
+
+
 def test_no_hint_before_the_press_in_fide() -> None:
     out = play("-g1 +g3 ~5")
     assert out.alerts == []

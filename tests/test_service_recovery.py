@@ -268,10 +268,14 @@ def test_kill_9_service_and_board_together_loses_no_move(tmp_path: Path, seed: i
     assert "Traceback" not in "".join(outputs)
 
 
-def test_kill_9_with_an_external_clock_gives_the_uninterrupted_pgn(tmp_path: Path) -> None:
+@pytest.mark.parametrize("seed", SEEDS)
+def test_kill_9_with_an_external_clock_gives_the_uninterrupted_pgn(tmp_path: Path,
+                                                                   seed: int) -> None:
     """The clock runs on its own through the power cuts and reports its times with each
     press: the PGN, [%clk] included, is the uninterrupted game's."""
-    got, want, outputs, kills = kill_run(tmp_path, 3, seed=5, clock="120+2")
+    got, want, outputs, kills = kill_run(tmp_path, KILLS, seed + 100, IN_FLIGHT, clock="120+2")
+    print(f"\nexternal clock: kills: {kills}, moves: {len(want)}, "
+          f"moves lost: {len(want) - sum(1 for a, b in zip(got, want) if a == b)}")
     assert got == want and kills >= 1
     log = tmp_path / "game.jsonl"
     presses = [e for e in read_sensor_log(log.open(encoding="utf-8")).events

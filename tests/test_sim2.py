@@ -577,9 +577,8 @@ SCENARIOS = [
       C(5.325, "white"), L(5.34, "f4"), P(5.40, "g5"), L(7.0, "g8"), P(7.5, "f6"),
       C(8.0, "black")],
      ["d2d3", "e7e6", "c1g5", "g8f6"], set(), "fide",
-     "KNOWN DEFECT: as above, but the press comes 75 ms after the f4 blip began (75 ms "
-     "before g5): the press settles the blip and takes Bf4. Waiting for pending changes "
-     "at every press broke fast replies; not fixed yet"),
+     "as above, but the press comes 75 ms after the f4 blip began (75 ms before g5): a "
+     "placement still settling at the press may be a blip, so the press waits for it"),
     ("skew-press-during-the-victims-lift-bounce",
      OPEN_D + [L(5.0, "e4"), L(5.5, "d5"), P(5.503, "d5"), C(5.504, "white"), L(5.506, "d5"),
                P(5.70, "d5"), L(7.0, "g8"), P(7.5, "f6"), C(8.0, "black")],

@@ -43,6 +43,19 @@ class Debouncer:
     def pending(self) -> bool:
         return bool(self._since)
 
+    @property
+    def placing(self) -> bool:
+        """A placement is still settling (it may yet prove a slide's blip)."""
+        return any(self.raw & chess.BB_SQUARES[square] for square in self._since)
+
+    @property
+    def steady(self) -> chess.Bitboard:
+        """Squares settled occupied with no change pending."""
+        pending = 0
+        for square in self._since:
+            pending |= chess.BB_SQUARES[square]
+        return self.settled & ~pending
+
     def next_deadline(self) -> float | None:
         return min(self._since.values()) + self.settle if self._since else None
 

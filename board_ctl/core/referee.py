@@ -261,6 +261,7 @@ class Referee:
         self._unexplained_lifts: set[chess.Square] = set()
         self._clock_decision: float | None = None
         self._pressed: float | None = None  # the press that is completing the move
+        self._waiting_pieces: chess.Bitboard = 0  # the opponent's, steady at a press judged later
         self._offer_pending: float | None = None  # a draw offer made with a move on the board
         self._claim_pending: float | None = None  # a claim waiting for the move it declares
         self._switched: PressResult | None = None  # the clock, pressed for an unseen capture
@@ -354,6 +355,14 @@ class Referee:
             return
         turn = self.turn
         self._last_raw = t
+        if (not placed and self._clock_decision is not None
+                and self._waiting_pieces & chess.BB_SQUARES[square]):
+            # The opponent lifts a piece that stood still through the press: his move has
+            # begun, so the pressed move is judged as it stands, before this lift.
+            self._decide_clock(t)
+            if self.result is not None:
+                return
+            turn = self.turn
         turn.events_on.setdefault(square, []).append((t, placed))
         self.debouncer.toggle(t, square, placed)
         if turn.waiting_reply and self.result is None:
@@ -468,6 +477,10 @@ class Referee:
             self._explain(change.t)
         finally:
             self._changing = None
+        match = self.turn.match
+        if (self._clock_decision is not None and self.result is None and match is not None
+                and self.turn.ambiguous is None and self._placed(match)):
+            self._complete_match(change.t)  # the press waited for this: the piece has landed
 
     def _reading(self, deciding: bool = False) -> chess.Bitboard:
         """The sensed occupancy, each faulty sensor read the way that explains the board best.
@@ -686,7 +699,8 @@ class Referee:
         waiting = False
         for match in self._lines():
             fitting = [s for s in match.shapes if self._answers(s)]
-            if fitting and not self._placed(match) and self._clock_in_use:
+            if (fitting and not self._placed(match) and self._clock_in_use
+                    and self._pressed is None):
                 # A piece in hand that no one saw land may still be on its way: with a
                 # clock its press says so; failing that, a reply that puts a piece down.
                 waiting = True
@@ -825,7 +839,10 @@ class Referee:
         if t - self._last_raw < PRESS_SKEW:
             # A square toggled just now: a slide's blip or a bounce still going, or the
             # last placement skewed behind the press. Judge once the board has settled.
-            self._clock_decision = t + CLOCK_GRACE
+            self._defer_press(t)
+            return
+        if self.debouncer.placing:  # a slid piece's blip, or its landing: wait and see
+            self._defer_press(t)
             return
         plies = len(self.board.move_stack)
         for change in self.debouncer.flush():  # the hand has left: what is down is down
@@ -841,7 +858,20 @@ class Referee:
         if turn.match is not None and self._placed(turn.match):
             self._complete_match(t)
         else:
-            self._clock_decision = t + CLOCK_GRACE
+            self._defer_press(t)
+
+    def _defer_press(self, t: float) -> None:
+        """Judge the press CLOCK_GRACE later (a placement skewed behind it, a piece still in
+        hand), or as soon as the opponent lifts one of his pieces that stood still."""
+        self._clock_decision = t + CLOCK_GRACE
+        board = self.board
+        in_hand = board.occupied_co[board.turn] & ~self.occupied
+        victims = 0  # what a piece in hand may yet take: its lift is the mover's
+        for move in board.generate_legal_captures(in_hand):
+            victims |= chess.BB_SQUARES[move.to_square]
+            if board.is_en_passant(move):
+                victims |= chess.BB_SQUARES[move.to_square ^ 8]  # the pawn passed by
+        self._waiting_pieces = self.debouncer.steady & board.occupied_co[not board.turn] & ~victims
 
     def _decide_clock(self, when: float) -> None:
         self._clock_decision = None
@@ -861,6 +891,9 @@ class Referee:
             self._sensor_fault(pressed, stuck[0], "did not change when the move was made")
             self.occupied = self._reading(deciding=True)
             self._explain(when)
+        if turn.match is None and turn.seen and self._opponent_started(when):
+            if len(self.board.move_stack) != plies or self.turn.ambiguous is not None:
+                return  # the move stood at the press; what came since is the reply
         if turn.match is not None:
             self._complete_match(when)
         elif self.occupied == turn.position.occupied:
