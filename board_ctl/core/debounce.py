@@ -49,6 +49,14 @@ class Debouncer:
         return any(self.raw & chess.BB_SQUARES[square] for square in self._since)
 
     @property
+    def lifting(self) -> chess.Bitboard:
+        """Squares going empty, still settling."""
+        bits = 0
+        for square in self._since:
+            bits |= chess.BB_SQUARES[square]
+        return bits & ~self.raw
+
+    @property
     def steady(self) -> chess.Bitboard:
         """Squares settled occupied with no change pending."""
         pending = 0

@@ -561,14 +561,23 @@ class Referee:
             else:
                 self._unexplained(t)
             return
+        # An opponent's piece already leaving: what just landed may be his, a slid piece
+        # closing the next square's switch before its own opens.
+        answering = turn.seen and self.debouncer.lifting & position.board.occupied_co[
+            not position.board.turn]
         if occupied == position.occupied:
             self._leave_match(t)
-            turn.seen.clear()
+            if not answering:
+                turn.seen.clear()
             self._explained(t)
             return
         full = position.full(occupied)
         if full:
             key = (full[0].vacated, full[0].filled)
+            if answering and (turn.match is None or turn.match.key != key):
+                self._leave_match(t)  # the moves seen stand; the lift settles it
+                self._explained(t)
+                return
             if turn.match is None or turn.match.key != key:
                 self._leave_match(t)
                 again = next((m for m in turn.seen if m.key == key), None)
