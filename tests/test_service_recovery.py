@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import os
 import random
 import signal
@@ -164,7 +165,8 @@ def test_journal_and_export_while_playing_and_at_the_end(tmp_path: Path) -> None
 # ---------------------------------------------------------------- (b) kill -9, restart
 
 
-def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0, clock: str = ""
+def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0, clock: str = "",
+             time_control: str = "", overrun_at: int | None = None
              ) -> tuple[list[str], list[str], list[str], int]:
     """Play a game through the emulator and the service, killing both (-9) `kills` times
     at random moments and restarting them; (final PGN's moves, replay's moves, outputs,
@@ -173,11 +175,15 @@ def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0, clock: s
     The board restarts just before the first event the journal does not have (plus up to
     `in_flight` sensor events the board played but the service never wrote: they are on
     the board when it comes back, so only its snapshot shows them). With `clock`
-    (BASE+INC), the board has an external clock set so, and the service that control."""
+    (BASE+INC), the board has an external clock set so, and the service that control.
+    With `time_control` (a lever clock) and `overrun_at` N, the player after the N-th press
+    thinks far beyond his time: the game ends on his flag."""
     rng = random.Random(seed)
     rendered = render("classics.pgn", 0, seed=seed)
     log = tmp_path / "game.jsonl"
     rendered.write(log)
+    if time_control:
+        overrun(log, time_control, overrun_at)
     _, moves = replay_uci(log)
     script = read_sensor_log(log.open(encoding="utf-8")).events
     data, pgn, port = tmp_path / "data", tmp_path / "out.pgn", tmp_path / "board"
@@ -193,11 +199,15 @@ def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0, clock: s
         if clock:
             args += ["--external-clock", clock]
         emulator = EmulatorProcess(port, *args)
-        service = ServiceProcess(tmp_path, data, port, pgn, run, time_control=clock)
+        service = ServiceProcess(tmp_path, data, port, pgn, run,
+                                 time_control=clock or time_control)
         try:
             if run == kills:  # the last run plays to the end of the log
                 assert service.proc.wait(timeout=90) == 0, service.output()
-                assert emulator.close() == 0, emulator.errors()
+                if overrun_at is None:
+                    assert emulator.close() == 0, "the emulator failed"
+                else:  # the game ended on the flag; the board had more to play
+                    emulator.close(timeout=1)
                 outputs.append(service.output())
                 break
             target = targets[run] + count - index  # journaled; targets count log events
@@ -247,6 +257,22 @@ def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0, clock: s
     return uci_moves(final), moves, outputs, kills
 
 
+def overrun(log: Path, time_control: str, at: int | None) -> None:
+    """Give the log a time control and, after its `at`-th press, a think of 10 minutes;
+    the log ends six events later (the game ends on the flag before them)."""
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    if lines[0].get("ev") != "start":
+        lines.insert(0, {"t": 0.0, "ev": "start"})
+    lines[0]["time_control"] = time_control
+    if at is not None:
+        presses = [i for i, line in enumerate(lines) if line.get("ev") == "clock"]
+        cut = presses[at]
+        for line in lines[cut + 1:]:
+            line["t"] = round(line["t"] + 600.0, 6)
+        lines = lines[:cut + 7]  # the kills come before the overrun press
+    log.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+
+
 def untimed(event: ev.Event) -> dict:
     """A press without its clock's times (the log has none; the board adds them)."""
     return {"times": None} if isinstance(event, ev.ClockPressed) else {}
@@ -288,6 +314,28 @@ def test_kill_9_with_an_external_clock_gives_the_uninterrupted_pgn(tmp_path: Pat
     assert [node.clock() for node in game.mainline()] == want_clk[:len(want)]
     assert game.headers["TimeControl"] == "120+2"
     assert " ALERT " not in "".join(outputs)  # a clean game: no clock-fault, nothing
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_kill_9_in_a_timed_game_keeps_the_flag(tmp_path: Path, seed: int) -> None:
+    """A lever clock through power cuts: the moves, and the flag that ends the game
+    when a player overruns, are the uninterrupted game's."""
+    got, want, outputs, kills = kill_run(tmp_path, KILLS, seed + 200, IN_FLIGHT,
+                                         time_control="300+2", overrun_at=20)
+    print(f"\ntimed: kills: {kills}, moves: {len(want)}, "
+          f"moves lost: {len(want) - sum(1 for a, b in zip(got, want) if a == b)}")
+    assert got == want and len(want) == 21
+    game = chess.pgn.read_game(io.StringIO((tmp_path / "out.pgn").read_text()))
+    assert game is not None
+    assert (game.headers["Result"], game.headers["Termination"]) == ("1-0", "time forfeit")
+    assert game.headers["TimeControl"] == "300+2"
+    # Each cut costs the thinking player at most the journal's last second (its time
+    # marks) and the board's restart point in the log (up to 1 s on): [%clk] stays close.
+    expected = chess.pgn.read_game(io.StringIO(replay_uci(tmp_path / "game.jsonl")[0]))
+    assert expected is not None
+    drift = max(abs(a.clock() - b.clock()) for a, b in zip(game.mainline(), expected.mainline()))
+    print(f"largest [%clk] difference from the uninterrupted game: {drift:.3f} s")
+    assert drift <= 2.0 * kills
 
 
 # ---------------------------------------------------------------- (c) damaged journals
