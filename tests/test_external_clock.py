@@ -133,3 +133,18 @@ def test_set_times_makes_an_untimed_clock_run_out() -> None:
     result = clock.press(chess.WHITE, 4.0)
     assert result is not None and result.remaining == 7.0
     assert clock.flag_time() == 7.0
+
+
+def test_a_reconnection_keeps_the_count_of_presses_for_the_period() -> None:
+    # 2 moves in 60 s, then 60 s more: White's second press adds the next period. A
+    # reconnection after White's first press must not make that look like a gain.
+    evs = events("-e2 +e4 Cw/57.8/60 -e7 +e5 Cb/57.8/58.8 -g1 +f3 Cw/116.6/58.8 "
+                 "-b8 +c6 Cb/116.6/117.6")
+    after_e4 = chess.Board()
+    after_e4.push_san("e4")
+    evs.insert(3, ev.Snapshot(2.5, after_e4.occupied))
+    from board_ctl.replay import replay_events
+    record = replay_events(StartInfo(time_control="2/60:60"), evs, PROFILES["fide"])
+    assert [m.san for m in record.moves] == ["e4", "e5", "Nf3", "Nc6"]
+    assert [m.clock for m in record.moves] == [57.8, 58.8, 116.6, 117.6]
+    assert not [line for line in record.report if line["kind"] == "alert"]

@@ -239,6 +239,13 @@ FAST_REPLIES = [
      "-e5 +d6 @0.2 Cw @0.19 -d5 ~1 -e8 +f7 Cb", ["exd6", "Kf7"]),
     ("press-before-the-victim-is-lifted", "4k3/8/8/8/8/3p4/2P5/4K3 w - - 0 1",
      "-c2 @0.9 Cw @0.09 -d3 @0.12 +d3 ~1 -e8 +e7 Cb", ["cxd3", "Ke7"]),
+    ("a-blip-on-the-opponents-square-as-the-pawn-lands",
+     "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+     "-e4 +e5 @0.06 -g8 @0.06 +g8 @0.3 Cw -c7 +c5 Cb", ["e5", "c5"]),
+    ("press-40ms-after-the-lift-victim-removed-after-it", "4k3/8/8/8/8/3p4/2P5/4K3 w - - 0 1",
+     "-c2 @0.04 Cw @0.09 -d3 @0.12 +d3 ~1 -e8 +e7 Cb", ["cxd3", "Ke7"]),
+    ("recaptured-90ms-after-landing", "rnbqkbnr/ppp1pppp/8/3p4/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 2",
+     "-e2 +e4 @0.06 Cw @0.03 -e4 @0.3 -d5 @0.3 +e4 Cb", ["e4", "dxe4"]),
     ("press-75ms-after-a-slide-blip-began", chess.STARTING_FEN,
      "-d2 +d3 Cw -e7 +e6 Cb -c1 @0.03 +d2 @0.06 -d2 @0.05 +e3 @0.06 -e3 @0.05 +f4 "
      "@0.075 Cw @0.015 -f4 @0.06 +g5 ~1 -g8 +f6 Cb", ["d3", "e6", "Bg5", "Nf6"]),
@@ -252,6 +259,27 @@ def test_a_press_judged_later_keeps_the_reply_apart(fen: str, script: str,
     out = play(script, fen=fen)
     assert out.sans == sans
     assert out.alerts == []
+
+
+def test_the_opponent_lifting_50ms_after_the_landing_without_a_clock() -> None:
+    out = play("-e4 +e5 @0.05 -c7 @0.4 +c5 ~3 T",
+               fen="rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2")
+    assert out.sans == ["e5", "c5"] and out.alerts == []
+
+
+def test_a_knight_lifted_and_put_back_then_a_touched_enemy_is_no_capture() -> None:
+    out = play("-f3 @0.5 +f3 @0.05 -g4 @1.0 +g4 ~2 -e2 +e4 ~2",
+               fen="rn1qkbnr/pppp1ppp/8/4p3/6b1/5N2/PPPPPPPP/RNBQKB1R w KQkq - 0 3")
+    assert out.sans == ["e4"]
+    assert out.alerts == ["wrong-side", "touch-move"]
+
+
+def test_casual_press_without_a_move_is_forgotten() -> None:
+    # (casual: not an illegal move) the press must not count for the move made later
+    out = play("Cw ~1 -f1 @0.5 -g8 @0.3 +g8 @0.3 +c4 @0.4 Cw ~2 -g8 +f6 Cb",
+               fen="rnbqkbnr/p1pppppp/8/1p6/8/4P3/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+               profile="casual")
+    assert out.sans == ["Bc4", "Nf6"] and out.alerts == []
 
 
 def test_no_hint_before_the_press_in_fide() -> None:

@@ -485,6 +485,12 @@ class ExternalClock:
         self._last = None
         self._suspects = []
 
+    def moves_before(self, white: int, black: int) -> None:
+        """The moves each side completed before the next reading (its press is not among
+        them), when the caller knows better: after :meth:`forget_last` the presses are not
+        seen in the readings, and the period a press ends depends on the count."""
+        self._presses = {chess.WHITE: white, chess.BLACK: black}
+
     def allow_added_time(self, side: chess.Color, seconds: float) -> None:
         """Announce time the service added to ``side`` (a penalty set over serial), so the
         jump it causes is accepted."""

@@ -364,7 +364,11 @@ class Referee:
                 return
             turn = self.turn
         turn.events_on.setdefault(square, []).append((t, placed))
+        was_lifting = self.debouncer.lifting & chess.BB_SQUARES[square]
         self.debouncer.toggle(t, square, placed)
+        if (was_lifting and not self.debouncer.lifting & chess.BB_SQUARES[square]
+                and self.result is None and turn.match is None and turn.ambiguous is None):
+            self._explain(t)  # a lift that proved a blip: what settled meanwhile stands
         if turn.waiting_reply and self.result is None:
             self._explain(t)  # the reply's capture may just have been seen landing
         if placed and square in turn.lifted_raw:
@@ -563,8 +567,8 @@ class Referee:
             return
         # An opponent's piece already leaving: what just landed may be his, a slid piece
         # closing the next square's switch before its own opens.
-        answering = turn.seen and self.debouncer.lifting & position.board.occupied_co[
-            not position.board.turn]
+        answering = any(self._placed(m) for m in turn.seen) and (
+            self.debouncer.lifting & position.board.occupied_co[not position.board.turn])
         if occupied == position.occupied:
             self._leave_match(t)
             if not answering:
@@ -874,7 +878,7 @@ class Referee:
         hand), or as soon as the opponent lifts one of his pieces that stood still."""
         self._clock_decision = t + CLOCK_GRACE
         board = self.board
-        in_hand = board.occupied_co[board.turn] & ~self.occupied
+        in_hand = board.occupied_co[board.turn] & ~(self.occupied & self.debouncer.raw)
         victims = 0  # what a piece in hand may yet take: its lift is the mover's
         for move in board.generate_legal_captures(in_hand):
             victims |= chess.BB_SQUARES[move.to_square]
@@ -895,6 +899,16 @@ class Referee:
         if turn.match is None and self.faulty:
             self.occupied = self._reading(deciding=True)
             self._explain(when)
+        if turn.match is None:
+            taken = self._landed_then_taken(pressed)
+            if taken is not None:
+                shapes, lifted = taken
+                chosen = self._choose(shapes, before=lifted)  # (that lift is not evidence)
+                if isinstance(chosen, Shape):
+                    self._push(self._with_promotion(chosen, shapes), pressed)
+                    if self.result is None:
+                        self._explain(when)  # the lift was the opponent's: his turn now
+                    return
         stuck = self._one_flip() if turn.match is None else None
         if stuck is not None:
             self._sensor_fault(pressed, stuck[0], "did not change when the move was made")
@@ -909,8 +923,27 @@ class Referee:
             if self.profile.clock_without_move_is_illegal:
                 self._illegal(pressed, "clock-no-move", (),
                               "the clock was pressed without a move (FIDE 7.5.3)")
+            else:
+                self._pressed = self._reported = None  # nothing happens: the turn goes on
         else:
             self._illegal_move(pressed)
+
+    def _landed_then_taken(self, pressed: float) -> tuple[list[Shape], float] | None:
+        """The move made if a piece that landed before the press, and was lifted just after
+        it (too soon to settle), did land: the opponent taking it at once; and when he
+        lifted it. (Not a slide's blip: then the piece lands further on, and the move is
+        matched there.)"""
+        position = self.turn.position
+        for square, seen in self.turn.events_on.items():
+            bit = chess.BB_SQUARES[square]
+            if self.occupied & bit:
+                continue
+            lifts = [when for when, placed in seen if not placed and when > pressed]
+            if lifts and any(placed and when <= pressed for when, placed in seen):
+                full = position.full(self.occupied | bit)
+                if full:
+                    return full, lifts[0]
+        return None
 
     # ------------------------------------------------------------------ completing moves
 
@@ -1209,6 +1242,10 @@ class Referee:
             return pressed
         when, (white, black) = reported
         reading = ClockReading(white, black, mover == chess.BLACK, mover == chess.WHITE)
+        # the moves made before this press, which the validator cannot count across a
+        # reconnection, decide the period (and so the time this press may add)
+        self.external.moves_before(self.clock.moves_made(chess.WHITE) - (mover == chess.WHITE),
+                                   self.clock.moves_made(chess.BLACK) - (mover == chess.BLACK))
         check = self.external.check(reading, when)
         if not check.accepted:
             if "clock-fault" in self.alerts:  # already shown: the board keeps its own time
