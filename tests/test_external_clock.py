@@ -148,3 +148,20 @@ def test_a_reconnection_keeps_the_count_of_presses_for_the_period() -> None:
     assert [m.san for m in record.moves] == ["e4", "e5", "Nf3", "Nc6"]
     assert [m.clock for m in record.moves] == [57.8, 58.8, 116.6, 117.6]
     assert not [line for line in record.report if line["kind"] == "alert"]
+
+
+def test_a_clock_started_before_the_game_is_no_fault() -> None:
+    # White's clock was started 3 s before the board saw the game begin.
+    out = play(E4_E5.format(w1=296.8, b1=300, w2=296.8, b2=300.8), time_control="300+2")
+    assert out.alerts == []
+    assert clocks(out) == [296.8, 300.8]
+
+
+def test_after_one_glitch_the_next_good_reading_is_used() -> None:
+    # White's reading jumps a minute (rejected: the board's 299.8 stands); Black's next
+    # reading agrees with the board's own times, so it is the clock's again.
+    script = "-e2 +e4 Cw/359.8/300 -e7 ~3 +e5 Cb/299.8/296.6"
+    out = play(script, time_control="300+2")
+    assert out.alerts == ["clock-fault"]
+    assert clocks(out) == [299.8, 296.6]
+    assert [line["code"] for line in out.lines("clear")] == ["clock-fault"]

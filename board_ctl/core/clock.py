@@ -466,6 +466,7 @@ class ExternalClock:
         self._presses = {chess.WHITE: 0, chess.BLACK: 0}
         self._credit_ms = {chess.WHITE: 0, chess.BLACK: 0}
         self._suspects: list[tuple[ClockReading, int]] = []
+        self._started_early_ok = False  # the next reading may show time used before t
 
     @property
     def last_good(self) -> ClockReading | None:
@@ -478,6 +479,19 @@ class ExternalClock:
     def presses(self, side: chess.Color) -> int:
         """Presses seen in accepted readings (running side changing to the opponent)."""
         return self._presses[side]
+
+    def expect_start(self, reading: ClockReading, t: float) -> None:
+        """The clock is set to ``reading`` when the game starts at ``t``; the players may
+        have started it a little before, so the first reading may show more time used
+        than has passed (only its gains are checked)."""
+        self._last = (reading, to_ms(t))
+        self._started_early_ok = True
+
+    def rebase(self, reading: ClockReading, t: float) -> None:
+        """Compare the next reading with ``reading`` at ``t`` (the times the caller kept
+        after rejecting one): with readings only at presses, the last good one may be
+        several presses old, and which clocks ran since is unknown."""
+        self._last = (reading, to_ms(t))
 
     def forget_last(self) -> None:
         """Judge the next reading as a first one: the link was down (a reconnection, a
@@ -555,12 +569,15 @@ class ExternalClock:
         for side in (chess.WHITE, chess.BLACK):
             name = SIDE_NAMES[side]
             could_run = side in (last.running_side, new.running_side)
+            if self._started_early_ok and side == last.running_side:
+                continue  # (its clock may have been started before the game)
             if loss[side] > tolerance and not could_run:
                 fell = loss[side] / 1000
                 return "stopped-changed", f"{name}'s clock was stopped but its time fell {fell} s"
             if loss[side] > elapsed + tolerance:
                 return "too-fast", f"{name}'s time fell {loss[side] / 1000} s in {elapsed / 1000} s"
-        if loss[chess.WHITE] + loss[chess.BLACK] > elapsed + tolerance:
+        early = self._started_early_ok
+        if loss[chess.WHITE] + loss[chess.BLACK] > elapsed + tolerance and not early:
             return "too-fast", (
                 f"both times fell ({loss[chess.WHITE] / 1000} s + {loss[chess.BLACK] / 1000} s) in "
                 f"{elapsed / 1000} s: only one clock runs at a time"
@@ -600,6 +617,7 @@ class ExternalClock:
                 self._credit_ms[side] = max(self._credit_ms[side] - max(gain, 0), 0)
         self._last = (reading, t_ms)
         self._suspects = []
+        self._started_early_ok = False
         return ReadingCheck(True, code, reason, reading)
 
     def _reject(self, code: str, reason: str) -> ReadingCheck:

@@ -222,6 +222,11 @@ class _Turn:
     promotion_at: float = 0.0
 
 
+def reading_running(mover: chess.Color) -> tuple[bool, bool]:
+    """(white running, black running) just after ``mover`` pressed."""
+    return mover == chess.BLACK, mover == chess.WHITE
+
+
 class Referee:
     """Feed it events with `feed`; it returns the effects they cause. Pure and synchronous."""
 
@@ -243,7 +248,8 @@ class Referee:
         if time_control is not None and time_control.is_timed:
             initial = float(time_control.initial_seconds or 0)
             white_first = self.board.turn == chess.WHITE
-            self.external.check(ClockReading(initial, initial, white_first, not white_first), 0.0)
+            self.external.expect_start(
+                ClockReading(initial, initial, white_first, not white_first), 0.0)
         self._reported: tuple[float, tuple[float, float]] | None = None  # the press's times
         self.start_fen = self.board.fen()
         self.debouncer = Debouncer(self.board.occupied, settle)
@@ -1241,13 +1247,16 @@ class Referee:
         if pressed is None or reported is None or reported[0] != self._pressed:
             return pressed
         when, (white, black) = reported
-        reading = ClockReading(white, black, mover == chess.BLACK, mover == chess.WHITE)
+        reading = ClockReading(white, black, *reading_running(mover))
         # the moves made before this press, which the validator cannot count across a
         # reconnection, decide the period (and so the time this press may add)
         self.external.moves_before(self.clock.moves_made(chess.WHITE) - (mover == chess.WHITE),
                                    self.clock.moves_made(chess.BLACK) - (mover == chess.BLACK))
         check = self.external.check(reading, when)
         if not check.accepted:
+            own = (self.clock.remaining(chess.WHITE, at), self.clock.remaining(chess.BLACK, at))
+            if own[0] is not None and own[1] is not None:  # the next is judged against these
+                self.external.rebase(ClockReading(own[0], own[1], *reading_running(mover)), when)
             if "clock-fault" in self.alerts:  # already shown: the board keeps its own time
                 return pressed
             self._alert(when, "clock-fault", None, (),
