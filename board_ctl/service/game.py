@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from board_ctl.core import events as ev
-from board_ctl.core.effects import Effect, GameOver
+from board_ctl.core.effects import Effect, GameOver, LedFrame
 from board_ctl.core.profiles import Profile
 from board_ctl.core.referee import CLOCK_GRACE
 from board_ctl.journal import JournalWriter, Recovered
@@ -154,7 +154,7 @@ class GameSession:
         if self.journal is None:
             return
         now = self.referee.now
-        if event is not None or effects:
+        if event is not None or any(not isinstance(e, LedFrame) for e in effects):
             self.journal.record(event, effects)
             self.marked_t = max(self.marked_t, now)
         elif (now - self.marked_t >= TIME_MARK_EVERY and self.referee.clock.running
