@@ -522,6 +522,40 @@ def test_a_snapshot_that_no_single_move_explains_asks_for_a_restore() -> None:
     assert not [line for line in record.report if line.get("code") == "touch-move"]
 
 
+def test_moves_lost_in_an_outage_bring_no_penalty_until_the_board_agrees() -> None:
+    from board_ctl.core import events as ev
+    from board_ctl.core.profiles import PROFILES
+    from board_ctl.replay import feed_all, new_game
+    from board_ctl.sensorlog import StartInfo
+
+    referee, record = new_game(StartInfo(), PROFILES["fide"])
+    feed_all(referee, record, [ev.Lifted(1.0, chess.E2), ev.Placed(1.5, chess.E4),
+                               ev.ClockPressed(2.0, chess.WHITE)])
+    # Link down while 1...e5 2.Nf3 Nc6 are played: three moves, too many to tell apart.
+    board = chess.Board()
+    for move in ("e2e4", "e7e5", "g1f3", "b8c6"):
+        board.push_uci(move)
+    feed_all(referee, record, [ev.Snapshot(20.0, board.occupied), ev.Lifted(21.0, chess.F1),
+                               ev.Placed(21.5, chess.B5), ev.ClockPressed(22.0, chess.WHITE),
+                               ev.Lifted(23.0, chess.A7), ev.Placed(23.5, chess.A6),
+                               ev.ClockPressed(24.0, chess.BLACK), ev.Tick(25.0)])
+    codes = [line["code"] for line in record.report if line["kind"] == "alert"]
+    assert [m.san for m in record.moves] == ["e4"]
+    assert "position-mismatch" in codes and "illegal-move" not in codes
+    assert not [line for line in record.report if line["kind"] == "penalty"]
+    assert referee.illegal_moves == {chess.WHITE: 0, chess.BLACK: 0}
+    # The players put the position back as it was after 1.e4: play goes on, and a real
+    # irregularity is judged again.
+    after_e4 = chess.Board()
+    after_e4.push_uci("e2e4")
+    feed_all(referee, record, [ev.Snapshot(40.0, after_e4.occupied), ev.Lifted(41.0, chess.E7),
+                               ev.Placed(41.5, chess.E5), ev.ClockPressed(42.0, chess.BLACK),
+                               ev.Lifted(43.0, chess.G1), ev.Placed(43.5, chess.G3),
+                               ev.ClockPressed(44.0, chess.WHITE), ev.Tick(45.0)])
+    assert [m.san for m in record.moves] == ["e4", "e5"]
+    assert [line["to"] for line in record.report if line["kind"] == "penalty"] == ["black"]
+
+
 def test_threefold_claim_made_before_the_declared_move() -> None:
     cycle = "-g1 +f3 Cw -g8 +f6 Cb -f3 +g1 Cw -f6 +g8 Cb "
     out = play(cycle + "-g1 +f3 Cw -g8 +f6 Cb -f3 +g1 Cw Xb -f6 +g8")  # 9.2.1

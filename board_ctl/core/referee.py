@@ -265,6 +265,10 @@ class Referee:
         self.now = 0.0
         self._unexplained_since: float | None = None
         self._unexplained_lifts: set[chess.Square] = set()
+        # A scan after a reconnection that nothing explains: moves were made unseen. What
+        # follows is no player's fault until the board and the game agree again.
+        self._after_outage = False
+        self._from_scan = False  # the last move was taken from a scan, not seen made
         self._clock_decision: float | None = None
         self._pressed: float | None = None  # the press that is completing the move
         self._waiting_pieces: chess.Bitboard = 0  # the opponent's, steady at a press judged later
@@ -423,11 +427,18 @@ class Referee:
         self.occupied = self._reading()
         self._dirty = True
         position = self.turn.position
+        # (a move seen only as a lift is no explanation: a capture's bare lift looks like it)
         explained = (self.occupied == position.occupied or position.full(self.occupied)
-                     or position.partial(self.occupied) or self.turn.seen or self.turn.ambiguous)
+                     or position.partial(self.occupied) or self.turn.ambiguous
+                     or any(self._placed(m) for m in self.turn.seen))
         if not explained:
             self._catch_up(t)
         self._explain(t)
+        # Events were lost: until the board shows the game again, nothing seen since the
+        # scan is proof of a player's irregularity.
+        position = self.turn.position
+        self._after_outage = not (self.occupied == position.occupied
+                                  or position.full(self.occupied))
 
     def _catch_up(self, t: float) -> None:
         """Moves made while the link was down: the one legal move (or pair of moves, one
@@ -441,19 +452,29 @@ class Referee:
             if (self.occupied == after.occupied or after.full(self.occupied)
                     or after.partial(self.occupied) or self._answers(shape)):
                 fits.setdefault(((move.from_square, move.to_square),), [shape])
-        if not fits:  # both sides moved: look one move further
+        if not fits:  # both sides moved: look one move further (and the next one begun)
             for move in board.legal_moves:
                 shape = shape_of(board, move)
-                for reply in self._replies(shape).full(self.occupied):
-                    key = ((move.from_square, move.to_square),
-                           (reply.move.from_square, reply.move.to_square))
-                    fits.setdefault(key, [shape, reply])
+                replies = self._replies(shape)
+                board.push(move)
+                for reply in replies.board.legal_moves:
+                    after = shape_of(board, reply).after(replies.occupied)
+                    if after != self.occupied:
+                        board.push(reply)
+                        third = _Position(board)
+                        board.pop()
+                        if not (third.full(self.occupied) or third.partial(self.occupied)):
+                            continue
+                    key = ((move.from_square, move.to_square), (reply.from_square, reply.to_square))
+                    fits.setdefault(key, [shape, shape_of(board, reply)])
+                board.pop()
         if len(fits) != 1:
             return  # nothing fits, or several do: the LEDs will ask for the position back
         for shape in next(iter(fits.values())):
             self._note(t, f"{self.board.san(shape.move)} was made while the board was not "
                           "connected: taken from its scan")
             self._push(self._with_promotion(shape, [shape]), t)
+        self._from_scan = True  # a guess from occupancy alone: no penalty rests on it
 
     def _complete_for(self, side: chess.Color, t: float, ending: bool = False) -> None:
         """A button of the side not to move ends the mover's turn if a move stands; one
@@ -576,6 +597,7 @@ class Referee:
         answering = any(self._placed(m) for m in turn.seen) and (
             self.debouncer.lifting & position.board.occupied_co[not position.board.turn])
         if occupied == position.occupied:
+            self._after_outage = False  # the board and the game agree again
             self._leave_match(t)
             if not answering:
                 turn.seen.clear()
@@ -583,6 +605,7 @@ class Referee:
             return
         full = position.full(occupied)
         if full:
+            self._after_outage = False
             key = (full[0].vacated, full[0].filled)
             if answering and (turn.match is None or turn.match.key != key):
                 self._leave_match(t)  # the moves seen stand; the lift settles it
@@ -1062,6 +1085,7 @@ class Referee:
     def _push(self, shape: Shape, t: float) -> None:
         board = self.board
         mover = board.turn
+        self._from_scan = False
         for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
             self._clear(t, code)  # the previous move's irregularities are settled
         self._check_touch_move(shape, t)
@@ -1197,6 +1221,9 @@ class Referee:
 
     def _illegal_move(self, t: float, captured: tuple[chess.Square, ...] = ()) -> None:
         """`captured`: a square the piece was seen capturing on, unseen in the occupancy."""
+        if self._after_outage or self._from_scan:
+            self._outage_mismatch(t)
+            return
         position = self.turn.position
         emptied = position.occupied & ~self.occupied
         filled = self.occupied & ~position.occupied
@@ -1211,6 +1238,19 @@ class Referee:
                       "(FIDE 7.5.1)")
         if own:
             self.turn.must_move = _squares(own)[0]
+
+    def _outage_mismatch(self, t: float) -> None:
+        """A press on a board that changed unseen while the link was down: no penalty; the
+        position is to be restored (the LEDs show how), and play goes on from it."""
+        self._pressed = self._reported = None
+        self.turn.match = None
+        self.turn.touched.clear()
+        self.turn.released.clear()
+        self.turn.seen.clear()
+        if "position-mismatch" not in self.alerts:
+            self._mismatch(t)
+            self._note(t, "moves were made while the board was not connected and its scan "
+                          "does not tell which: restore the position shown (no penalty)")
 
     def _illegal(self, t: float, code: str, squares: tuple[chess.Square, ...], text: str) -> None:
         """A completed illegal move (7.5.1) or a press without a move (7.5.3)."""
