@@ -456,18 +456,14 @@ class Referee:
             for move in board.legal_moves:
                 shape = shape_of(board, move)
                 replies = self._replies(shape)
-                board.push(move)
                 for reply in replies.board.legal_moves:
-                    after = shape_of(board, reply).after(replies.occupied)
-                    if after != self.occupied:
-                        board.push(reply)
-                        third = _Position(board)
-                        board.pop()
-                        if not (third.full(self.occupied) or third.partial(self.occupied)):
-                            continue
+                    answer = shape_of(replies.board, reply)
+                    left = answer.after(replies.occupied) ^ self.occupied
+                    # (one move begun changes at most four squares: castling)
+                    if left and (left.bit_count() > 4 or not self._begun_after(replies, reply)):
+                        continue
                     key = ((move.from_square, move.to_square), (reply.from_square, reply.to_square))
-                    fits.setdefault(key, [shape, shape_of(board, reply)])
-                board.pop()
+                    fits.setdefault(key, [shape, answer])
         if len(fits) != 1:
             return  # nothing fits, or several do: the LEDs will ask for the position back
         for shape in next(iter(fits.values())):
@@ -475,6 +471,13 @@ class Referee:
                           "connected: taken from its scan")
             self._push(self._with_promotion(shape, [shape]), t)
         self._from_scan = True  # a guess from occupancy alone: no penalty rests on it
+
+    def _begun_after(self, replies: _Position, reply: chess.Move) -> bool:
+        """Whether the board shows a move begun (or made) in the position after `reply`."""
+        board = replies.board.copy(stack=False)
+        board.push(reply)
+        third = _Position(board)
+        return bool(third.full(self.occupied) or third.partial(self.occupied))
 
     def _complete_for(self, side: chess.Color, t: float, ending: bool = False) -> None:
         """A button of the side not to move ends the mover's turn if a move stands; one
