@@ -597,8 +597,10 @@ class Referee:
             return
         # An opponent's piece already leaving: what just landed may be his, a slid piece
         # closing the next square's switch before its own opens.
-        answering = any(self._placed(m) for m in turn.seen) and (
-            self.debouncer.lifting & position.board.occupied_co[not position.board.turn])
+        answering = bool(
+            self.debouncer.pending
+            and self.debouncer.lifting & position.board.occupied_co[not position.board.turn]
+            and any(self._placed(m) for m in turn.seen))
         if occupied == position.occupied:
             self._after_outage = False  # the board and the game agree again
             self._leave_match(t)
