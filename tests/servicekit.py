@@ -107,7 +107,8 @@ class EmulatorProcess:
 
     def __init__(self, link: Path, *args: str, timeout: float = 15.0) -> None:
         self.link = link
-        self.stderr = (link.parent / f"{link.name}.emulator.err").open("w+b")
+        self.stderr_path = link.parent / f"{link.name}.emulator.err"
+        self.stderr = self.stderr_path.open("w+b")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "firmware_bridge.emulator", "--link", str(link), *args],
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.stderr, cwd=ROOT,
@@ -131,8 +132,8 @@ class EmulatorProcess:
             pass
 
     def errors(self) -> str:
-        self.stderr.seek(0)
-        return self.stderr.read().decode(errors="replace")
+        """What the emulator wrote to stderr (also after close)."""
+        return self.stderr_path.read_bytes().decode(errors="replace")
 
     def close(self, timeout: float = 15.0) -> int:
         try:

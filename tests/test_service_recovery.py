@@ -205,7 +205,7 @@ def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0, clock: s
             if run == kills:  # the last run plays to the end of the log
                 assert service.proc.wait(timeout=90) == 0, service.output()
                 if overrun_at is None:
-                    assert emulator.close() == 0, "the emulator failed"
+                    assert emulator.close() == 0, emulator.errors()
                 else:  # the game ended on the flag; the board had more to play
                     emulator.close(timeout=1)
                 outputs.append(service.output())
