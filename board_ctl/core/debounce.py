@@ -43,26 +43,22 @@ class Debouncer:
     def pending(self) -> bool:
         return bool(self._since)
 
+    # A square is pending exactly where the raw reading differs from the settled one.
+
     @property
     def placing(self) -> bool:
         """A placement is still settling (it may yet prove a slide's blip)."""
-        return any(self.raw & chess.BB_SQUARES[square] for square in self._since)
+        return bool(self.raw & ~self.settled)
 
     @property
     def lifting(self) -> chess.Bitboard:
         """Squares going empty, still settling."""
-        bits = 0
-        for square in self._since:
-            bits |= chess.BB_SQUARES[square]
-        return bits & ~self.raw
+        return self.settled & ~self.raw
 
     @property
     def steady(self) -> chess.Bitboard:
         """Squares settled occupied with no change pending."""
-        pending = 0
-        for square in self._since:
-            pending |= chess.BB_SQUARES[square]
-        return self.settled & ~pending
+        return self.settled & self.raw
 
     def next_deadline(self) -> float | None:
         return min(self._since.values()) + self.settle if self._since else None
