@@ -1244,14 +1244,21 @@ class Referee:
         if own:
             self.turn.must_move = _squares(own)[0]
 
+    def _abandon_attempt(self) -> None:
+        """The press did not complete a move: the mover's clock runs on, and what stands on
+        the board is not a move, however it looks; the replacement move starts afresh."""
+        self._pressed = self._reported = None
+        turn = self.turn
+        turn.match = None
+        turn.touched.clear()
+        turn.released.clear()
+        turn.events_on.clear()
+        turn.seen.clear()
+
     def _outage_mismatch(self, t: float) -> None:
         """A press on a board that changed unseen while the link was down: no penalty; the
         position is to be restored (the LEDs show how), and play goes on from it."""
-        self._pressed = self._reported = None
-        self.turn.match = None
-        self.turn.touched.clear()
-        self.turn.released.clear()
-        self.turn.seen.clear()
+        self._abandon_attempt()
         if "position-mismatch" not in self.alerts:
             self._mismatch(t)
             self._note(t, "moves were made while the board was not connected and its scan "
@@ -1260,13 +1267,8 @@ class Referee:
     def _illegal(self, t: float, code: str, squares: tuple[chess.Square, ...], text: str) -> None:
         """A completed illegal move (7.5.1) or a press without a move (7.5.3)."""
         mover = self.board.turn
-        self._pressed = None  # the press did not complete a move: the mover's clock runs on
         self._alert(t, code, mover, squares, f"{_NAMES[mover]}: {text}")
-        self.turn.match = None  # what stands on the board is not a move, however it looks
-        self.turn.touched.clear()  # the attempt is over: the replacement move starts afresh
-        self.turn.released.clear()
-        self.turn.events_on.clear()
-        self.turn.seen.clear()
+        self._abandon_attempt()
         if not self.profile.penalty_seconds and self.profile.illegal_moves_to_lose is None:
             return
         self.illegal_moves[mover] += 1
