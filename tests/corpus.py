@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +28,17 @@ def corpus() -> tuple[chess.pgn.Game, ...]:
             while (game := chess.pgn.read_game(stream)) is not None:
                 games.append(game)
     return tuple(games)
+
+
+def has_move(game: chess.pgn.Game, predicate: Callable[[chess.Board, chess.Move], bool]
+             ) -> bool:
+    """Whether `predicate(board, move)` holds for some move of the game's main line."""
+    board = game.board()
+    for move in game.mainline_moves():
+        if predicate(board, move):
+            return True
+        board.push(move)
+    return False
 
 
 @dataclass

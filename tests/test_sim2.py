@@ -41,6 +41,7 @@ from board_ctl.core.profiles import PROFILES
 from board_ctl.replay import replay_log
 from board_ctl.sensorlog import read_sensor_log
 
+from corpus import has_move
 from sim2 import NotApplicable, Case, expected_in_profile, render_case
 
 GAMES_DIR = Path(__file__).parent / "data" / "games"
@@ -230,15 +231,7 @@ def corpus() -> tuple[chess.pgn.Game, ...]:
 
 
 def with_feature(pred) -> list[int]:
-    found = []
-    for gi, game in enumerate(corpus()):
-        board = game.board()
-        for move in game.mainline_moves():
-            if pred(board, move):
-                found.append(gi)
-                break
-            board.push(move)
-    return found
+    return [gi for gi, game in enumerate(corpus()) if has_move(game, pred)]
 
 
 def sample(indices: list[int], n: int, salt: str) -> list[int]:

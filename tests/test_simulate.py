@@ -22,6 +22,7 @@ from board_ctl.simulate import (
     render_game,
     render_violation,
 )
+from corpus import has_move
 from board_ctl.simulate.__main__ import main as simulate_main
 from board_ctl.simulate.render import captured_square
 
@@ -48,15 +49,7 @@ def engine_games() -> tuple[chess.pgn.Game, ...]:
 
 def games_with(predicate) -> list[chess.pgn.Game]:
     """Engine games having at least one move for which predicate(board, move) holds."""
-    found = []
-    for game in engine_games():
-        board = game.board()
-        for move in game.mainline_moves():
-            if predicate(board, move):
-                found.append(game)
-                break
-            board.push(move)
-    return found
+    return [game for game in engine_games() if has_move(game, predicate)]
 
 
 # -- invariants every rendering must keep -------------------------------------------------
