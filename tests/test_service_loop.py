@@ -191,3 +191,33 @@ def test_pgn_option_names_every_file(tmp_path: Path, number: int, name: str) -> 
     assert files.pgn.name == name
     assert files.sensor.name == name.replace(".pgn", ".sensor.jsonl")
     assert files.report.name == name.replace(".pgn", ".report.jsonl")
+
+
+class ObserverLog:
+    def __init__(self) -> None:
+        self.shown: list[tuple[object, tuple[object, ...]]] = []
+        self.messages: list[str] = []
+        self.closed = False
+
+    def show(self, state, effects) -> None:  # type: ignore[no-untyped-def]
+        self.shown.append((state, tuple(effects)))
+
+    def message(self, text: str) -> None:
+        self.messages.append(text)
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_observers_see_what_the_view_sees_and_are_closed(tmp_path: Path) -> None:
+    view, observer = ObserverLog(), ObserverLog()
+    service = Service(FakeBoard(), profile=PROFILES["fide"], start=StartInfo(),
+                      namer=OutputNamer(tmp_path), options=RunOptions(once=True),
+                      view=view, observers=[observer], clock=Clock())
+    service.open()
+    service.submit(ev.Snapshot(0.5, START))
+    feed(service, events(FOOLS_MATE, t=1.0))
+    service.close()
+    assert observer.shown == view.shown and observer.messages == view.messages
+    assert observer.shown[-1][0].result == "0-1"  # type: ignore[attr-defined]
+    assert observer.closed

@@ -83,6 +83,7 @@ class Service:
                  namer: OutputNamer, options: RunOptions = RunOptions(),
                  view: View | None = None, status: StatusOutputs | None = None,
                  notifier: Notifier | None = None, archive: Archive | None = None,
+                 observers: Sequence[View] = (),
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.board = board
         self.archive = archive  # every game's folder and journal (None: no archive)
@@ -91,6 +92,9 @@ class Service:
         self.namer = namer
         self.options = options
         self.view: View = view or NullView()
+        # Consumers beside the view (publishers, endpoints): shown the same states and
+        # messages from the loop thread, so each must hand its work to its own thread.
+        self.observers: tuple[View, ...] = tuple(observers)
         self.status = status
         self.notifier = notifier or Notifier({})
         self._clock = clock
@@ -120,6 +124,10 @@ class Service:
     @property
     def stop_requested(self) -> bool:
         return self._stop_requested
+
+    def submit(self, item: object) -> None:
+        """Put an item on the loop's queue (safe from any thread)."""
+        self.queue.put(item)
 
     def request_stop(self) -> None:
         """Ask the loop to finish the game and stop (safe from a signal handler)."""
@@ -383,6 +391,8 @@ class Service:
             self.board.stop()
             if self.status is not None:
                 self.status.close()
+            for observer in self.observers:
+                observer.close()
         if not self.games and self.options.once and self.exit_code == 0 and \
                 not self._stop_requested:
             self.exit_code = 1
@@ -393,11 +403,15 @@ class Service:
     def _message(self, text: str) -> None:
         log.info("%s", text)
         self.view.message(text)
+        for observer in self.observers:
+            observer.message(text)
 
     def _publish(self, effects: Sequence[Effect]) -> None:
         state = self.state()
         self._shown_occupied = state.occupied
         self.view.show(state, effects)
+        for observer in self.observers:
+            observer.show(state, effects)
 
     def state(self) -> ViewState:
         session = self.session
