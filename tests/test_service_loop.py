@@ -221,3 +221,30 @@ def test_observers_see_what_the_view_sees_and_are_closed(tmp_path: Path) -> None
     assert observer.shown == view.shown and observer.messages == view.messages
     assert observer.shown[-1][0].result == "0-1"  # type: ignore[attr-defined]
     assert observer.closed
+
+
+def test_a_new_game_command_ends_the_game_and_guides_to_the_new_start(tmp_path: Path) -> None:
+    from board_ctl.service.messages import NewGame
+
+    service, board, _, _ = make(tmp_path)
+    feed(service, [ev.Snapshot(0.5, START)] + events("-e2 +e4 @0.5 -e7 +e5", t=1.0))
+    first = service.session
+    assert first is not None and len(first.record.moves) == 1  # e5 waits for White
+    fen = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"
+    feed(service, [NewGame(StartInfo(fen=fen), "setup from a client")])
+    assert service.session is None
+    game = chess.pgn.read_game(first.files.pgn.open())
+    assert game is not None and game.headers["Result"] == "*"
+    # the game's end completes the move standing on the board, as at the end of a log
+    assert [m.uci() for m in game.mainline_moves()] == ["e2e4", "e7e5"]
+    target = chess.Board(fen).occupied
+    lights = {s.square: s.colour for s in board.frames[-1].squares}
+    assert {sq for sq, colour in lights.items() if colour == Colour.RED} == set(
+        chess.scan_forward(service.occupied & ~target))
+    feed(service, [ev.Snapshot(5.0, target)])
+    assert service.session is not None and service.session.start.fen == fen
+    feed(service, events("-e2 +e4", t=6.0))
+    service.close()
+    game2 = chess.pgn.read_game(service.games[-1].pgn.open())
+    assert game2 is not None and game2.headers["FEN"] == fen
+    assert [m.uci() for m in game2.mainline_moves()] == ["e2e4"]

@@ -1,8 +1,10 @@
-"""What a board backend puts on the service's queue besides the core's events."""
+"""What a board backend (or a command) puts on the service's queue besides the core's events."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from board_ctl.sensorlog import StartInfo
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +30,16 @@ class BoardDone:
     t: float
     ok: bool
     detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewGame:
+    """A command (an arbiter, a LiveChess client): the game in progress ends unfinished,
+    and the next starts from `start` (None: the same start as before) once the board
+    shows it; the LEDs guide the pieces there."""
+
+    start: StartInfo | None = None
+    reason: str = "a new game was asked for"
 
 
 BoardMessage = LinkDown | LinkUp | BoardDone

@@ -52,7 +52,7 @@ from board_ctl.journal import JournalWriter
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer
-from board_ctl.service.messages import BoardDone, LinkDown, LinkUp
+from board_ctl.service.messages import BoardDone, LinkDown, LinkUp, NewGame
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
 from board_ctl.service.view import NullView, View, ViewState
@@ -181,6 +181,9 @@ class Service:
         if isinstance(item, (LinkDown, LinkUp, BoardDone)):
             self._board_message(item)
             return
+        if isinstance(item, NewGame):
+            self._new_game(item)
+            return
         event = cast(ev.Event, item)
         tick = isinstance(event, ev.Tick)
         if not tick:
@@ -233,6 +236,21 @@ class Service:
         self._message(f"game {number} started; sensor log {files.sensor}{where}")
         self.notifier.status(f"game {number} playing")
         self._apply(session.begin(), session)
+
+    def _new_game(self, command: NewGame) -> None:
+        """End the game in progress (unfinished, archived as such) and wait for the board
+        to show the next game's start, guiding the pieces there."""
+        if self.session is not None:
+            self._message(f"game {self.session.number} ended: {command.reason}")
+            self._close_session()
+        if command.start is not None:
+            self.start = command.start
+            self.expected = chess.Board(command.start.fen).occupied
+        if self.occupied == self.expected:
+            self._begin_game(self._t)
+        else:
+            self._setup_guidance(self._t)
+        self._publish(())
 
     def _recover(self) -> None:
         """Resume the archive's unfinished game, if there is one, saying what was found."""
