@@ -53,7 +53,7 @@ def test_the_example_documents_every_key_and_loads() -> None:
     ('[board]\nbackend = "gpio"\n[status]\nalert = 4', "gpio.rows[0] uses GPIO4, already used by "
                                                         "status.alert"),
     ("[status]\nactive_high = 1", "status.active_high must be true or false, got 1"),
-    ('[game]\nfen = "not a fen"', "game.fen is not a FEN"),
+    ('[game]\nfen = "not a fen"', "game.fen: 'not a fen' is not a FEN"),
     ('[display]\nview = "fancy"', "display.view must be one of auto, rich, plain, none"),
     ("board = 3", "board must be a table ([board]), got 3"),
     ("[board\nbackend = 1", "not valid TOML"),
@@ -148,13 +148,16 @@ def test_sd_notify_abstract_socket_and_absent() -> None:
     ("/dev/serial/by-id/usb-board", "serial", "serial.port", "/dev/serial/by-id/usb-board"),
     ("socket://localhost:7000", "serial", "serial.port", "socket://localhost:7000"),
     ("emulator://", "emulator", "emulator.log", ""),
-    ("emulator:///tmp/game.jsonl", "emulator", "emulator.log", "/tmp/game.jsonl"),
+    ("emulator://{tmp}/game.jsonl", "emulator", "emulator.log", "{tmp}/game.jsonl"),
     ("gpio://", "gpio", None, None),
 ])
 def test_port_urls_pick_the_backend(port: str, backend: str, key: str | None,
-                                    value: str | None) -> None:
+                                    value: str | None, tmp_path: Path) -> None:
     from board_ctl.service.cli import _config
 
+    (tmp_path / "game.jsonl").write_text('{"t": 1.0, "ev": "lift", "sq": "e2"}\n')
+    port = port.format(tmp=tmp_path)
+    value = value.format(tmp=tmp_path) if value is not None else None
     config = _config(build_parser().parse_args(["run", "--port", port, "--speed", "8"]))
     assert config.board.backend == backend
     assert config.emulator.speed == 8.0
@@ -177,5 +180,5 @@ def test_time_control_on_the_command_line(tmp_path: Path,
     args = build_parser().parse_args(["run", "--time-control", "5400+"])
     assert run_command(args) == 2
     err = capsys.readouterr().err
-    assert err.startswith("board-ctl run: game.time_control: TimeControl '5400+'")
+    assert err.startswith("board-ctl run: --time-control: TimeControl '5400+'")  # the option
     assert len(err.splitlines()) == 1
