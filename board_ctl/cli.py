@@ -262,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except BoardCtlError as exc:  # expected failures a command did not word itself
         return _fail(args.command, str(exc))
+    except BrokenPipeError:
+        raise  # the reader of our output left: see entry_point
     except OSError as exc:  # a file named on the command line, and the like
         where = f"{exc.filename}: " if exc.filename else ""
         return _fail(args.command, f"{where}{exc.strerror or exc}")

@@ -307,3 +307,22 @@ def test_any_byte_stream_gives_events_or_counted_garbage(script: list[Any]) -> N
         assert link.stats.dropped + link._decoder.frames >= 1
     if link.board is not None:
         assert _raw_controls(link.board.board_id) == []
+
+
+@pytest.mark.parametrize("text, words", [
+    ('{"t": 0, "ev": "start", "fen": "bad fen"}\n', ":line 1: bad FEN 'bad fen'"),
+    (None, "cannot read /dev/zero: not a regular file"),
+])
+def test_the_emulator_refuses_a_log_it_cannot_play_in_one_line(tmp_path, text, words) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    log = tmp_path / "bad.jsonl"
+    if text is not None:
+        log.write_text(text)
+    done = subprocess.run([sys.executable, "-m", "firmware_bridge.emulator", "--link",
+                           str(tmp_path / "link"), "--log",
+                           str(log) if text is not None else "/dev/zero"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and words in done.stderr, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and not (tmp_path / "link").exists()
