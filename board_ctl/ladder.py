@@ -3,9 +3,10 @@
 The seed (shared/seeds/002_e9f4614d5dbe9a99.txt, 记分方法) in short, d being the
 difference between the two players' points before the game:
 
-    draw             d < 10: nothing     10 <= d < 100: lower gains (10 + d/10)/2   d >= 100: lower gains d/4
-    lower side wins  d < 10: 10          10 <= d < 100: 10 + d/10                   d >= 100: d/2
-    higher side wins d < 10: 10          10 <= d < 100: 10 - d/12.5    100 <= d < 200: 2    d >= 200: 0
+                     d < 10    10 <= d < 100    100 <= d < 200    d >= 200
+    draw              0         (10 + d/10)/2    d/4               d/4     to the lower side
+    lower side wins   10        10 + d/10        d/2               d/2
+    higher side wins  10        10 - d/12.5      2                 0
 
 and in a decisive game the loser loses what the winner gains. docs/ladder.md gives the
 seed's own words and every choice made where it is silent. Pure: results in, standings
@@ -54,7 +55,7 @@ def as_points(value: Decimal | int | str) -> Decimal:
         raise LadderError(f"not a number of points: {value!r}") from None
     if not points.is_finite():
         raise LadderError(f"not a number of points: {value!r}")
-    return cents(points)
+    return cents(points) + ZERO  # + 0.00 turns a carried-over -0 into 0.00
 
 
 def level(points: Decimal) -> int | None:
@@ -82,7 +83,8 @@ def draw_gain(d: Decimal) -> Band:
     if d < NEAR:
         return Band(ZERO, "draw, d < 10: no points")
     if d < FAR:
-        return Band(cents((10 + d / 10) / 2), "draw, 10 <= d < 100: the lower side gains (10 + d/10)/2")
+        return Band(cents((10 + d / 10) / 2),
+                    "draw, 10 <= d < 100: the lower side gains (10 + d/10)/2")
     return Band(cents(d / 4), "draw, d >= 100: the lower side gains d/4")
 
 
@@ -100,7 +102,8 @@ def favourite_gain(d: Decimal) -> Band:
     if d < NEAR:
         return Band(cents(Decimal(10)), "higher side wins, d < 10: 10")
     if d < FAR:
-        return Band(cents(10 - d / Decimal("12.5")), "higher side wins, 10 <= d < 100: 10 - d/12.5")
+        return Band(cents(10 - d / Decimal("12.5")),
+                    "higher side wins, 10 <= d < 100: 10 - d/12.5")
     if d < VERY_FAR:
         return Band(cents(Decimal(2)), "higher side wins, 100 <= d < 200: 2")
     return Band(ZERO, "higher side wins, d >= 200: no points")

@@ -58,8 +58,10 @@ def game_json(rated: RatedGame) -> dict[str, Any]:
     moved = rated.exchange
     return {"game": rated.number, "white": rated.game.white, "black": rated.game.black,
             "result": rated.game.result,
-            "white_before": _number(moved.white_before), "black_before": _number(moved.black_before),
-            "white_change": _number(moved.white_change), "black_change": _number(moved.black_change),
+            "white_before": _number(moved.white_before),
+            "black_before": _number(moved.black_before),
+            "white_change": _number(moved.white_change),
+            "black_change": _number(moved.black_change),
             "rule": moved.rule}
 
 

@@ -306,3 +306,11 @@ def test_colours_do_not_matter(a: Decimal, b: Decimal, result: str) -> None:
     mirrored = {"1-0": "0-1", "0-1": "1-0", DRAW: DRAW}[result]
     one, other = exchange(a, b, result), exchange(b, a, mirrored)
     assert (one.white_change, one.black_change) == (other.black_change, other.white_change)
+
+
+def test_no_points_moved_is_a_plain_zero() -> None:
+    # "200分以上，无积分": nothing moves, and nothing shows as -0.00 (or -0.0 in JSON).
+    moved = exchange(D("300"), D("0"), "1-0")
+    assert (str(moved.white_change), str(moved.black_change)) == ("0.00", "0.00")
+    assert moved.text() == "0.00 / 0.00"
+    assert str(Ladder({"A": "-0"}).points("A")) == "0.00"
