@@ -99,6 +99,12 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _arbiter(args: argparse.Namespace) -> int:
+    from board_ctl.station.cli import run  # the web and MQTT stack only when used
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="board-ctl", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
@@ -128,6 +134,14 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--sensor-log", help="also write the game's sensor log here")
     export.add_argument("--data-dir", help="the data directory")
     export.set_defaults(func=_export)
+
+    arbiter = commands.add_parser(
+        "arbiter", help="the arbiter station: every board of the hall in a browser, "
+                        "the arbiter's commands, the live broadcast")
+    from board_ctl.station.cli import add_arguments as add_arbiter_arguments
+
+    add_arbiter_arguments(arbiter)
+    arbiter.set_defaults(func=_arbiter)
     return parser
 
 
