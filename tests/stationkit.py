@@ -164,6 +164,9 @@ class ContractBoard:
         if self.position.is_game_over():
             self.result = self.position.result()
             self.termination = "checkmate" if self.position.is_checkmate() else "draw"
+        elif self.finished and self.game_pgn.headers.get("Result") in ("1-0", "0-1", "1/2-1/2"):
+            self.result = self.game_pgn.headers["Result"]  # resigned, or agreed
+            self.termination = "normal"
         return [moved, self.state(), self.pgn()]
 
     def raise_alert(self, code: str, side: str | None, squares: list[str],
