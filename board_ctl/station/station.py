@@ -335,6 +335,8 @@ class Station:
         return view
 
     def _mark(self, board_id: str) -> None:
+        if not self._subscribers:
+            return  # nobody watching: a page that connects starts from a snapshot
         self._dirty.add(board_id)
         if self._flush_handle is None and self.loop is not None and self._subscribers:
             self._flush_handle = self.loop.call_later(FLUSH_S, self.flush)
@@ -343,7 +345,9 @@ class Station:
         self._flush_handle = None
         dirty, self._dirty = self._dirty, set()
         for board_id in sorted(dirty):
-            board = self.hall.boards[board_id]
+            board = self.hall.boards.get(board_id)
+            if board is None:
+                continue
             pending = sum(1 for e in self.pending.values() if e.get("board") == board_id)
             views = {}
             for arbiter in (False, True):
