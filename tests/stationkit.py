@@ -62,6 +62,7 @@ class ContractBoard:
     think_ms: int = 3_000
     start_time_ms: int = 1_796_065_200_000
     prefix: str = PREFIX
+    wall: Callable[[], int] | None = None   # a real clock for `time` (live tests)
     tags: dict[str, Any] = field(default_factory=dict)
     position: chess.Board = field(init=False)
     moves: list[chess.Move] = field(init=False)
@@ -87,7 +88,7 @@ class ContractBoard:
         return f"{self.prefix}/{self.board}/{kind}"
 
     def now_ms(self) -> int:
-        return self.start_time_ms + self.t_ms
+        return self.wall() if self.wall is not None else self.start_time_ms + self.t_ms
 
     def _json(self, kind: str, body: dict[str, Any], retain: bool = False) -> Message:
         payload = {"v": 1, "board": self.board, "time": self.now_ms(), **body}
