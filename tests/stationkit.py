@@ -63,6 +63,7 @@ class ContractBoard:
     start_time_ms: int = 1_796_065_200_000
     prefix: str = PREFIX
     wall: Callable[[], int] | None = None   # a real clock for `time` (live tests)
+    publish_pgn: bool = True                # the retained PGN after every move (costly)
     tags: dict[str, Any] = field(default_factory=dict)
     position: chess.Board = field(init=False)
     moves: list[chess.Move] = field(init=False)
@@ -168,7 +169,7 @@ class ContractBoard:
         elif self.finished and self.game_pgn.headers.get("Result") in ("1-0", "0-1", "1/2-1/2"):
             self.result = self.game_pgn.headers["Result"]  # resigned, or agreed
             self.termination = "normal"
-        return [moved, self.state(), self.pgn()]
+        return [moved, self.state()] + ([self.pgn()] if self.publish_pgn else [])
 
     def raise_alert(self, code: str, side: str | None, squares: list[str],
                     text: str) -> list[Message]:

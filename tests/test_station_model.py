@@ -15,10 +15,20 @@ from hypothesis import strategies as st
 
 from board_ctl.station.model import ClockReading, Hall
 from board_ctl.station.views import card, detail, move_label
-from servicekit import excerpt, game_from
+from servicekit import GAMES, excerpt, game_from
 from stationkit import ContractBoard, Message, contract_board
 
 NOW = 1_796_065_300_000
+_STOCKFISH: list[chess.pgn.Game] = []
+
+
+def stockfish_game(index: int) -> chess.pgn.Game:
+    """One of the corpus's first 60 games, the file read once for the whole module."""
+    if not _STOCKFISH:
+        with open(GAMES / "stockfish-300.pgn", encoding="utf-8") as stream:
+            while len(_STOCKFISH) < 60 and (game := chess.pgn.read_game(stream)) is not None:
+                _STOCKFISH.append(game)
+    return _STOCKFISH[index]
 
 
 def feed(hall: Hall, messages: list[Message], now: int = NOW) -> int:
@@ -59,7 +69,7 @@ def test_a_whole_game_in_order() -> None:
     assert hall.rejected == 0 and hall.duplicates == 0
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", range(3))
 def test_duplicates_change_nothing(seed: int) -> None:
     """A board republishes after a reconnection: every message may come twice, and the
     whole game again at the end."""
@@ -79,14 +89,14 @@ def test_duplicates_change_nothing(seed: int) -> None:
     assert card(twice.boards["b02"], True) == card(once.boards["b02"], True)
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(index=st.integers(0, 299), cut=st.integers(0, 40), seed=st.integers(0, 2**32 - 1))
+@given(index=st.integers(0, 59), cut=st.integers(0, 40), seed=st.integers(0, 2**32 - 1))
 def test_moves_and_states_in_any_order(index: int, cut: int, seed: int) -> None:
     """Moves and states delivered in any order (a late republish, retained messages
     crossing live ones): the station ends with the same moves and the newest state."""
-    game = excerpt(game_from("stockfish-300.pgn", index), 0, cut) if cut else \
-        game_from("stockfish-300.pgn", index)
-    board = ContractBoard("b03", game)
+    game = excerpt(stockfish_game(index), 0, cut) if cut else stockfish_game(index)
+    board = ContractBoard("b03", game, publish_pgn=False)
     messages = [m for m in play_all(board) if not m.topic.endswith(("/pgn", "/status"))]
     shuffled = messages[:]
     random.Random(seed).shuffle(shuffled)
@@ -246,7 +256,7 @@ def test_bad_payloads_are_refused_and_change_nothing(kind: str, payload: bytes) 
     assert (card(hall.boards["b12"], True), detail(hall.boards["b12"], True)) == before
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(kind=st.sampled_from(["status", "state", "move", "alert", "clear", "pgn", "reply"]),
        payload=st.one_of(st.binary(max_size=200),
                          st.dictionaries(st.sampled_from(["v", "game", "ply", "san", "uci", "time",

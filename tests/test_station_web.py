@@ -4,9 +4,9 @@ pairings imported and sent, the feed, users and their hashed passwords, the CLI.
 
 from __future__ import annotations
 
+import io
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
+from board_ctl.cli import main
 from board_ctl.station.station import Station
 from board_ctl.station.users import User, UsersError, load_users, make_user, parse_users, save_user
 from board_ctl.station.web import build_app, parse_clock
@@ -324,23 +325,40 @@ def test_users_are_stored_hashed(tmp_path: Path) -> None:
     assert isinstance(users["anna"], User)
 
 
-def test_cli_add_user_and_bad_arguments(tmp_path: Path) -> None:
+def test_cli_add_user_and_bad_arguments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
     users = tmp_path / "users"
-    run = [sys.executable, "-m", "board_ctl.cli", "arbiter", "--users", str(users)]
-    done = subprocess.run(run + ["--add-user", "anna"], input=PASSWORD + "\n",
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
+    run = ["arbiter", "--users", str(users)]
+    monkeypatch.setattr(sys, "stdin", io.StringIO(PASSWORD + "\n"))  # not a terminal
+    assert main(run + ["--add-user", "anna"]) == 0
     assert load_users(users)["anna"].check(PASSWORD)
-    short = subprocess.run(run + ["--add-user", "bob"], input="short\n",
-                           capture_output=True, text=True, timeout=60)
-    assert short.returncode == 2 and short.stderr.strip().count("\n") == 0
-    assert "shorter than 8" in short.stderr
+    monkeypatch.setattr(sys, "stdin", io.StringIO("short\n"))
+    assert main(run + ["--add-user", "bob"]) == 2
+    assert "shorter than 8" in capsys.readouterr().err
     for extra, message in [([], "--broker URL is required"),
                            (["--broker", "http://x"], "mqtt://HOST"),
                            (["--broker", "mqtt://localhost", "--listen", "nowhere"], "HOST:PORT"),
                            (["--broker", "mqtt://localhost", "--pairings", str(tmp_path / "none.csv")],
                             "--pairings")]:
-        done = subprocess.run(run + ["--data-dir", str(tmp_path / "d")] + extra,
-                              capture_output=True, text=True, timeout=60)
-        assert done.returncode == 2 and message in done.stderr, (extra, done.stderr)
-        assert done.stderr.strip().count("\n") == 0
+        assert main(run + ["--data-dir", str(tmp_path / "d")] + extra) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.strip().count("\n") == 0, (extra, err)
+
+
+def test_the_other_pages(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    b02 = hallway.boards["b02"]
+    b02.tags.update(round="5", board_no=2)
+    while not b02.finished:
+        hallway.deliver(b02.play())
+    wait_for(lambda: station.hall.boards["b02"].game.result != "*", what="the game's end")  # type: ignore[union-attr]
+    ladder = client.get("/ladder")
+    assert ladder.status_code == 200 and b02.result in ladder.text
+    broadcast = client.get("/broadcast/")
+    assert "/broadcast/round-5/games.pgn" in broadcast.text
+    assert client.get("/broadcast/round-5/games.pgn").text.count("[Event ") == 1
+    assert client.get("/board/nope").status_code == 404
+    token = login(client)
+    client.post("/arbiter/board/b01/clock", data={"white": "4:00", "black": "4:00", "csrf": token})
+    journal = client.get("/arbiter/journal")
+    assert journal.status_code == 200 and "clock" in journal.text and "anna" in journal.text
