@@ -333,4 +333,18 @@ def test_the_arbiter_in_a_browser(start_station: Callable[..., StationProcess],
     expect(spectator.locator("#moves")).to_contain_text(boards[2].board.sans[0])
     assert spectator.locator("#journal, #clock-form, #alert-history").count() == 0
     keep_screenshot(spectator, tmp_path / "station-spectator.png")
+
+    # back on the hall: the sound can be switched on and muted again, and a board that
+    # drops off the network is shown offline (the broker's last will)
+    page.goto(f"{station.url}/arbiter")
+    sound = page.locator("#sound")
+    expect(sound).to_have_attribute("aria-pressed", "false")
+    sound.click()
+    expect(sound).to_have_attribute("aria-pressed", "true")
+    sound.click()
+    expect(sound).to_have_text("Sound off")
+    boards[1].drop()
+    expect(page.locator("#card-b02")).to_have_class(re.compile(r"\boffline\b"), timeout=15000)
+    expect(page.locator("#card-b02 .conn")).to_have_text("OFFLINE")
+    keep_screenshot(page, tmp_path / "station-hall.png")
     page.close()
