@@ -362,3 +362,25 @@ def test_the_other_pages(setup) -> None:  # type: ignore[no-untyped-def]
     client.post("/arbiter/board/b01/clock", data={"white": "4:00", "black": "4:00", "csrf": token})
     journal = client.get("/arbiter/journal")
     assert journal.status_code == 200 and "clock" in journal.text and "anna" in journal.text
+
+
+def test_the_ladder_is_made_of_the_finished_games_and_survives_a_restart(setup, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    b02 = hallway.boards["b02"]
+    b02.tags.update(white={"name": "Ann Lee", "fide_id": None},
+                    black={"name": "Bo Chen", "fide_id": None})
+    while not b02.finished:
+        hallway.deliver(b02.play())
+    wait_for(lambda: station.results.rows, what="the result recorded")
+    # 0 v 0: "相差10分以内" — the winner gains 10, the loser loses 10; a draw moves nothing
+    expected = {"1-0": {"Ann Lee": 10.0, "Bo Chen": -10.0},
+                "0-1": {"Ann Lee": -10.0, "Bo Chen": 10.0},
+                "1/2-1/2": {"Ann Lee": 0.0, "Bo Chen": 0.0}}[b02.result]
+    assert {row["player"]: row["points"] for row in station.results.standings()} == expected
+    page = client.get("/ladder").text
+    assert "Ann Lee" in page and f"{expected['Ann Lee']:.2f}" in page
+    restarted = Station(tmp_path / "station", lambda topic, payload: None)
+    try:
+        assert restarted.results.standings() == station.results.standings()
+    finally:
+        restarted.close()

@@ -21,6 +21,7 @@ from board_ctl.station.actionlog import ActionLog
 from board_ctl.station.contract import RESULTS, command_topic
 from board_ctl.station.model import Board, Change, Hall
 from board_ctl.station.pairings import Pairing, parse_pairings
+from board_ctl.station.results import ResultLog
 from board_ctl.station.views import card, detail
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,7 @@ class Station:
         self.broker_error = ""
         data_dir.mkdir(parents=True, exist_ok=True)
         self.actions = ActionLog(data_dir / "actions.jsonl")
+        self.results = ResultLog(data_dir / "results.jsonl")  # what the ladder is made of
         self.pending: dict[str, dict[str, Any]] = {}
         self.pairings: list[Pairing] = self._load_pairings()
         # Pairings sent and acknowledged by their board: (round, board_no) -> board id.
@@ -92,6 +94,8 @@ class Station:
             self._offer_pairings(change.board)
         self._mark(change.board)
         game = self.hall.boards[change.board].game
+        if game is not None and game.finished:
+            self.results.note(game, self.clock_ms())
         if game is not None and game.round and self.on_round_change is not None:
             self.on_round_change(game.round)
         return change

@@ -114,6 +114,10 @@ def _templates() -> Jinja2Templates:
     return Jinja2Templates(directory=str(folder))
 
 
+def _standings(station: Station) -> list[dict[str, Any]]:
+    return station.results.standings()
+
+
 def build_app(station: Station, users: dict[str, User], secret_key: str,
               secure_cookies: bool = False, pusher: Pusher | None = None,
               ladder: Callable[[Station], list[dict[str, Any]]] | None = None,
@@ -213,7 +217,7 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
                         headers={"Cache-Control": "no-cache"})
 
     async def ladder_page(request: Request) -> Response:
-        standings = ladder(station) if ladder is not None else None
+        standings = (ladder or _standings)(station)
         games = station.hall.finished_games()
         return page(request, "ladder.html", standings=standings, games=games)
 
