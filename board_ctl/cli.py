@@ -14,7 +14,7 @@ import argparse
 import logging
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -138,6 +138,18 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ladder(args: argparse.Namespace) -> int:
+    from board_ctl.ladder_cli import run  # the ladder is not needed to run a board
+
+    return run(args)
+
+
+def _arbiter(args: argparse.Namespace) -> int:
+    from board_ctl.station.cli import run  # the web and MQTT stack only when used
+
+    return run(args)
+
+
 def _config_check(args: argparse.Namespace) -> int:
     from board_ctl.config import describe_config, load_config
     from board_ctl.errors import ConfigError
@@ -158,40 +170,34 @@ def _config_check(args: argparse.Namespace) -> int:
     return 0
 
 
-class _LazyHelpStore(argparse.Action):
-    """A plain store action whose help text is computed only when help is shown: a
-    default that costs imports (the data directory) is not looked up on every start."""
+class _HelpFormatter(argparse.HelpFormatter):
+    """Fills ``{data_dir}`` in a help text only when help is shown: looking the data
+    directory up costs imports that no other use of the parser needs."""
 
-    def __init__(self, *args: Any, help_text: Callable[[], str], **kwargs: Any) -> None:
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if text and "{data_dir}" in text:
+            from board_ctl.archive import default_data_dir
+
+            text = text.replace("{data_dir}", str(default_data_dir()))
+        return text
+
+
+class _Parser(argparse.ArgumentParser):
+    """board-ctl's parsers (its subcommands' too): help through _HelpFormatter."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
         super().__init__(*args, **kwargs)
-        self._help_text = help_text
-
-    @property  # type: ignore[override]
-    def help(self) -> str:
-        return self._help_text()
-
-    @help.setter
-    def help(self, value: str | None) -> None:
-        pass
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        setattr(namespace, self.dest, values)
 
 
-def data_dir_help(text: str) -> Callable[[], str]:
-    def help_text() -> str:
-        from board_ctl.archive import default_data_dir
-
-        return text.format(default=default_data_dir())
-
-    return help_text
-
-
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of `argv` (the command line about to be parsed). A command whose
+    options cost imports (the arbiter station's) gets them only when `argv` names it;
+    with None every command is complete."""
     from board_ctl.service.cli import add_parser as add_run_parser
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="board-ctl", description="A reed-switch chessboard's controller and arbiter: "
         "sensor events in; moves, alerts, LEDs and PGN out.")
     parser.add_argument("--version", action="version", version=f"board-ctl {__version__}")
@@ -220,8 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
         "games", help="list the games in the data directory",
         description="List the games archived in the data directory, finished or in "
                     "progress, with any problem their journals show.")
-    games.add_argument("--data-dir", action=_LazyHelpStore,
-                       help_text=data_dir_help("the data directory (default: {default})"))
+    games.add_argument("--data-dir", help="the data directory (default: {data_dir})")
     games.set_defaults(func=_games)
 
     export = commands.add_parser(
@@ -233,9 +238,34 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--event", help="every game of this Event tag")
     export.add_argument("--pgn", help="write the PGN here (default: standard output)")
     export.add_argument("--sensor-log", help="also write the game's sensor log here")
-    export.add_argument("--data-dir", action=_LazyHelpStore,
-                        help_text=data_dir_help("the data directory (default: {default})"))
+    export.add_argument("--data-dir", help="the data directory (default: {data_dir})")
     export.set_defaults(func=_export)
+
+    ladder = commands.add_parser(
+        "ladder", help="club ladder standings (seed 002 points and levels) from PGN or the archive",
+        description="Standings of the club ladder (docs/ladder.md). Games are rated in the "
+                    "order their sources are given, each file's games in file order.")
+    # Both options feed one list, so games are rated in the order the sources are given.
+    ladder.add_argument("--pgn", nargs="+", action="extend", dest="sources", metavar="FILE",
+                        type=lambda path: ("pgn", path), help="PGN files, games in file order")
+    ladder.add_argument("--data-dir", action="append", dest="sources", metavar="DIR",
+                        type=lambda path: ("archive", path),
+                        help="a data directory's archive (without any source: {data_dir})")
+    ladder.add_argument("--games", action="store_true",
+                        help="list each rated game and the points it moved instead")
+    ladder.add_argument("--json", action="store_true", help="print JSON")
+    ladder.set_defaults(func=_ladder)
+
+    arbiter = commands.add_parser(
+        "arbiter", help="the arbiter station: every board of the hall in a browser, "
+                        "the arbiter's commands, the live broadcast",
+        description="The arbiter station: every board of the hall (over MQTT) in a "
+                    "browser, the arbiters' commands, the live broadcast.")
+    if argv is None or "arbiter" in argv:  # its options import the station: only if used
+        from board_ctl.station.cli import add_arguments as add_arbiter_arguments
+
+        add_arbiter_arguments(arbiter)
+    arbiter.set_defaults(func=_arbiter)
 
     config = commands.add_parser(
         "config", help="check a configuration file",
@@ -255,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:

@@ -43,8 +43,6 @@ OPTION_OF_KEY = {"board.profile": "--profile", "board.backend": "--port",
 
 
 def add_parser(subparsers: Any) -> None:
-    from board_ctl.cli import _LazyHelpStore, data_dir_help
-
     run = subparsers.add_parser(
         "run", help="run the board: moves, alerts, LEDs and PGN, live",
         description="Run the service on the board. With nothing configured, plays the "
@@ -75,9 +73,10 @@ def add_parser(subparsers: Any) -> None:
                           "the board's clock runs N times faster than the game (a "
                           "board-emulator --speed N; it says so itself, so rarely needed)")
     run.add_argument("--view", choices=("auto", "rich", "plain", "none"), help=VIEW_HELP)
-    run.add_argument("--data-dir", metavar="DIR", action=_LazyHelpStore, help_text=data_dir_help(
-        "the archive: a folder and a crash-safe journal for every game; an unfinished game "
-        "there is resumed at start-up (default: [output] data_dir, else {default})"))
+    run.add_argument("--data-dir", metavar="DIR",
+                     help="the archive: a folder and a crash-safe journal for every game; an "
+                          "unfinished game there is resumed at start-up (default: [output] "
+                          "data_dir, else {data_dir})")
     run.set_defaults(func=run_command)
 
 
