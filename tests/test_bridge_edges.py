@@ -254,7 +254,7 @@ def test_a_url_pyserial_refuses_fails_at_once_with_its_name() -> None:
 
 # ---------------------------------------------------------------- any byte stream
 
-FUZZ = settings(max_examples=150, deadline=None, derandomize=True,
+FUZZ = settings(max_examples=100, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow])
 frames = st.one_of(
     st.builds(lambda sq, occ, ms: (P.SQUARE, sq, occ, ms), st.integers(0, 63), st.booleans(),
