@@ -471,6 +471,10 @@ class Referee:
                 self._clock(t, side, times)
             case ev.PromotionChosen(_, piece):
                 self.turn.promotion, self.turn.promotion_at = piece, t
+                match = self.turn.match
+                if (self._clock_decision is not None and match is not None
+                        and self._promoting(match) and self._placed(match)):
+                    self._decide_clock(t)  # the press waited for this choice
             case ev.Snapshot(_, occupied):
                 self._snapshot(t, occupied)
                 self.external.forget_last()  # reconnected: the clock ran on meanwhile
@@ -587,7 +591,8 @@ class Referee:
             self._changing = None
         match = self.turn.match
         if (self._clock_decision is not None and self.result is None and match is not None
-                and self.turn.ambiguous is None and self._placed(match)):
+                and self.turn.ambiguous is None and self._placed(match)
+                and not self._promoting(match)):  # (a promotion's selector may yet come)
             self._complete_match(change.t)  # the press waited for this: the piece has landed
 
     def _reading(self, deciding: bool = False) -> chess.Bitboard:
@@ -976,10 +981,16 @@ class Referee:
         turn = self.turn
         if turn.ambiguous is not None:
             return  # the capture is complete; it waits for the capturing square
-        if turn.match is not None and self._placed(turn.match):
+        if turn.match is not None and self._placed(turn.match) and not self._promoting(turn.match):
             self._complete_match(t)
         else:
             self._defer_press(t)
+
+    @staticmethod
+    def _promoting(match: _Match) -> bool:
+        """A promotion: at a press its selector may still come, within the press's grace
+        (the player presses, then sets the piece) or until the opponent starts."""
+        return bool(match.shapes[0].move.promotion)
 
     def _defer_press(self, t: int) -> None:
         """Judge the press CLOCK_GRACE later (a placement skewed behind it, a piece still in
