@@ -76,6 +76,7 @@ FEED = "eboardevent"
 DEFAULT_ORIGINS = ("https://lichess.org", "https://www.chess.com", "https://chess.com")
 START_TIMEOUT = 10.0  # s to bind and start serving
 STOP_TIMEOUT = 5.0  # s to close the connections and the thread
+CLOSE_TIMEOUT = 1.0  # s a client has to answer our close (the service is stopping)
 
 
 def epoch_ms() -> int:
@@ -173,7 +174,7 @@ class LiveChessEndpoint:
         server: Server = await serve(
             self._connection, self.listen.host, self.listen.port, origins=origins,
             process_request=self._http, server_header="board_ctl LiveChess endpoint",
-            logger=log)
+            close_timeout=CLOSE_TIMEOUT, logger=log)
         self._stop = asyncio.Event()
         sockets = list(server.sockets)
         if sockets:
@@ -241,6 +242,7 @@ class LiveChessEndpoint:
             async for message in connection:
                 for reply in self._answer(client, message):
                     await connection.send(reply)
+                self._feed_if_changed()  # after the reply: a flip's feed
         except ConnectionClosed:
             pass
         finally:
@@ -331,7 +333,6 @@ class LiveChessEndpoint:
             self._flipped = field(param, "flip", bool, "flip", request.id)
         else:
             self._flipped = not self._flipped
-        self._feed_if_changed()
 
     # ------------------------------------------------------------------ plain HTTP
 
