@@ -403,3 +403,27 @@ def test_an_address_in_use_is_a_one_line_error(rig: Rig, tmp_path: Path) -> None
         other.start(lambda item: None)
     assert f"127.0.0.1:{rig.endpoint.port}" in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_no_feed_of_the_old_game_reaches_a_client_after_its_setup(rig: Rig) -> None:
+    """Moves the board completes between a setup and the service taking it are the old
+    game's: the page that asked for the setup counts moves from its FEN, and must not get
+    them."""
+    from script import events
+
+    rig.feed([ev.Snapshot(0.5, START)] + events("-e2 +e4 Cw", t=1.0))
+    fen = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"
+    with open_ws(rig.url, None) as ws:
+        client = LichessDgtClient(ws)
+        client.pump(lambda: client.last_board is not None)
+        client.setup(fen)
+        client.pump(lambda: any(m["id"] == 3 for m in client.messages), what="its reply")
+        wait_until(lambda: not rig.service.queue.empty(), what="the setup")
+        for event in events("-e7 +e5 Cb -g1 +f3 Cw", t=3.0):  # before the setup is taken
+            rig.service.handle(event)
+        assert len(rig.service.session.record.moves) == 3  # type: ignore[union-attr]
+        reply = request(ws, {"id": 9, "call": "eboards"})  # a message: feeds may follow
+        assert reply["response"] == "call" and reply["id"] == 9
+        rig.take_command()
+        client.pump(lambda: bool(client.feeds) and client.feeds[-1]["start"] == fen)
+        assert [f["san"] for f in client.feeds] == [[]] and client.problems == []

@@ -207,18 +207,18 @@ class LiveChessEndpoint:
         pass
 
     def _on_state(self, state: ViewState, time_ms: int) -> None:
-        report = report_from(state, time_ms)
-        self._report = report
-        if self._awaiting is not None:
-            fen, game = self._awaiting
-            if report.start != fen or (report.phase != "setup" and report.game == game):
-                return  # still the game the setup ends: its moves are not the client's
-            self._awaiting = None
+        self._report = report_from(state, time_ms)
         self._feed_if_changed()
 
     def _feed_if_changed(self) -> None:
-        """Feeds go out when the moves, the start, the phase or the orientation change."""
+        """Feeds go out when the moves, the start, the phase or the orientation change;
+        not while a setup is on its way (the old game's moves are not the client's)."""
         report = self._report
+        if self._awaiting is not None:
+            fen, game = self._awaiting
+            if report.start != fen or (report.phase != "setup" and report.game == game):
+                return
+            self._awaiting = None
         key = (report.game, report.start, report.san, report.phase, self._flipped)
         if key != self._sent_key:
             self._sent_key = key
