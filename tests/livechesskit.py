@@ -19,11 +19,14 @@ then plays the rest with the log's own spacing, as a player who waits for the sc
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import functools
+import io
 import json
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +38,17 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:  # run as a program by the tests
     sys.path.insert(0, str(ROOT))
 
+from board_ctl.core import events as ev  # noqa: E402
+from board_ctl.core.effects import LedFrame  # noqa: E402
+from board_ctl.core.profiles import PROFILES  # noqa: E402
+from board_ctl.livechess.address import Listen  # noqa: E402
+from board_ctl.livechess.endpoint import LiveChessEndpoint  # noqa: E402
+from board_ctl.sensorlog import StartInfo, read_sensor_log  # noqa: E402
+from board_ctl.service.game import OutputNamer  # noqa: E402
+from board_ctl.service.service import RunOptions, Service  # noqa: E402
+from board_ctl.simulate import RenderStyle  # noqa: E402
 from firmware_bridge.emulator import Emulator, PtyLink  # noqa: E402
+from servicekit import wait_until  # noqa: E402
 
 EBOARDS = '{"id":1,"call":"eboards"}'  # byte for byte what the page sends on open
 
@@ -240,6 +253,81 @@ def rearrange(occupied: int, target: int, t: float, gap: float = 0.3) -> list[An
     return out
 
 
+# ---------------------------------------------------------------- the service on a fake board
+
+
+START = chess.Board().occupied
+SERIAL = "3000147740"
+QUICK = RenderStyle(think=(0.2, 0.9), long_think_prob=0.0, hand=(0.2, 0.6),
+                    clock_delay=(0.1, 0.4), idle_lift_prob=0.0)
+
+
+@functools.cache
+def game_windows() -> tuple[Window, ...]:
+    from corpus import corpus
+
+    return tuple(windows(corpus()))
+
+
+class FakeBoard:
+    description = "fake board"
+
+    def __init__(self) -> None:
+        self.frames: list[LedFrame] = []
+
+    def start(self, put: Any) -> None:
+        pass
+
+    def send_leds(self, frame: LedFrame) -> None:
+        self.frames.append(frame)
+
+    def stop(self) -> None:
+        pass
+
+
+class Rig:
+    """A service on a fake board with the endpoint as its observer."""
+
+    def __init__(self, tmp_path: Path, start: StartInfo = StartInfo(),
+                 origins: tuple[str, ...] = ("https://lichess.org",)) -> None:
+        self.board = FakeBoard()
+        self.endpoint = LiveChessEndpoint(Listen("127.0.0.1", 0), serialnr=SERIAL,
+                                          start=start, origins=origins)
+        self.service = Service(self.board, profile=PROFILES["fide"], start=start,
+                               namer=OutputNamer(tmp_path), options=RunOptions(),
+                               observers=[self.endpoint], clock=lambda: 100.0)
+        self.endpoint.start(self.service.submit)
+        self.service.open()
+
+    @property
+    def url(self) -> str:
+        return self.endpoint.url
+
+    def feed(self, items: Iterable[object]) -> None:
+        for item in items:
+            self.service.queue.put(item)
+        self.drain()
+
+    def drain(self) -> None:
+        while not self.service.queue.empty():
+            self.service.step(timeout=0)
+
+    def take_command(self) -> None:
+        """A client's command reaches the loop through its queue: handle it."""
+        wait_until(lambda: not self.service.queue.empty(), what="the client's command")
+        self.drain()
+
+    def close(self) -> None:
+        self.service.close()
+
+
+def log_events(rendered_jsonl: str, shift: float) -> list[ev.Event]:
+    """A rendered log's events, `shift` seconds later (the board's link time)."""
+    log = read_sensor_log(io.StringIO(rendered_jsonl))
+    assert not log.errors
+    return [dataclasses.replace(e, t=round(e.t + shift, 6)) for e in log.events]
+
+
 # ---------------------------------------------------------------- a board that waits
 
 
@@ -258,8 +346,6 @@ class HeldEmulator(Emulator):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from board_ctl.sensorlog import read_sensor_log
-
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--link", required=True, type=Path)
     parser.add_argument("--log", required=True, type=Path)

@@ -8,8 +8,6 @@ port; clients are `websockets` clients. Games are real games rendered by the sim
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import functools
 import io
 import json
 import socket
@@ -26,82 +24,26 @@ import pytest
 from websockets.exceptions import InvalidStatus
 
 from board_ctl.core import events as ev
-from board_ctl.core.effects import Colour, LedFrame
-from board_ctl.core.profiles import PROFILES
+from board_ctl.core.effects import Colour
 from board_ctl.errors import HardwareError
 from board_ctl.livechess.address import Listen
 from board_ctl.livechess.endpoint import LiveChessEndpoint
-from board_ctl.sensorlog import StartInfo, read_sensor_log
-from board_ctl.service.game import OutputNamer
+from board_ctl.sensorlog import StartInfo
 from board_ctl.service.messages import LinkDown, LinkUp
-from board_ctl.service.service import RunOptions, Service
 from board_ctl.simulate import RenderStyle, render_game
-from corpus import corpus
-from livechesskit import LichessDgtClient, Window, check_feeds, open_ws, rearrange, windows
+from livechesskit import (
+    QUICK,
+    SERIAL,
+    START,
+    LichessDgtClient,
+    Rig,
+    check_feeds,
+    game_windows,
+    log_events,
+    open_ws,
+    rearrange,
+)
 from servicekit import excerpt, wait_until
-
-START = chess.Board().occupied
-SERIAL = "3000147740"
-QUICK = RenderStyle(think=(0.2, 0.9), long_think_prob=0.0, hand=(0.2, 0.6),
-                    clock_delay=(0.1, 0.4), idle_lift_prob=0.0)
-
-
-@functools.cache
-def game_windows() -> tuple[Window, ...]:
-    return tuple(windows(corpus()))
-
-
-class FakeBoard:
-    description = "fake board"
-
-    def __init__(self) -> None:
-        self.frames: list[LedFrame] = []
-
-    def start(self, put: Any) -> None:
-        pass
-
-    def send_leds(self, frame: LedFrame) -> None:
-        self.frames.append(frame)
-
-    def stop(self) -> None:
-        pass
-
-
-class Rig:
-    """A service on a fake board with the endpoint as its observer."""
-
-    def __init__(self, tmp_path: Path, start: StartInfo = StartInfo(),
-                 origins: tuple[str, ...] = ("https://lichess.org",)) -> None:
-        self.board = FakeBoard()
-        self.endpoint = LiveChessEndpoint(Listen("127.0.0.1", 0), serialnr=SERIAL,
-                                          start=start, origins=origins)
-        self.service = Service(self.board, profile=PROFILES["fide"], start=start,
-                               namer=OutputNamer(tmp_path), options=RunOptions(),
-                               observers=[self.endpoint], clock=lambda: 100.0)
-        self.endpoint.start(self.service.submit)
-        self.service.open()
-
-    @property
-    def url(self) -> str:
-        return self.endpoint.url
-
-    def feed(self, items: Iterable[object]) -> None:
-        for item in items:
-            self.service.queue.put(item)
-        self.drain()
-
-    def drain(self) -> None:
-        while not self.service.queue.empty():
-            self.service.step(timeout=0)
-
-    def take_command(self) -> None:
-        """A client's command reaches the loop through its queue: handle it."""
-        wait_until(lambda: not self.service.queue.empty(), what="the client's command")
-        self.drain()
-
-    def close(self) -> None:
-        self.service.close()
-
 
 @pytest.fixture
 def rig(tmp_path: Path) -> Iterable[Rig]:
@@ -113,13 +55,6 @@ def rig(tmp_path: Path) -> Iterable[Rig]:
 def request(ws: Any, message: object, timeout: float = 5.0) -> dict[str, Any]:
     ws.send(message if isinstance(message, str) else json.dumps(message))
     return json.loads(ws.recv(timeout=timeout))
-
-
-def log_events(rendered_jsonl: str, shift: float) -> list[ev.Event]:
-    """A rendered log's events, `shift` seconds later (the board's link time)."""
-    log = read_sensor_log(io.StringIO(rendered_jsonl))
-    assert not log.errors
-    return [dataclasses.replace(e, t=round(e.t + shift, 6)) for e in log.events]
 
 
 def pgn_sans(path: Path) -> tuple[str, list[str]]:
