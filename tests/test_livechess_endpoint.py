@@ -176,6 +176,7 @@ def test_bad_requests_get_an_error_and_the_connection_stays_usable(rig: Rig) -> 
         ('{"id": 7, "call": "subscribe", "param": {"feed": "clocks", "id": 1}}', 7),
         ('{"id": 8, "call": "subscribe", "param": {"feed": "eboardevent", "id": 1, '
          '"param": {"serialnr": "999"}}}', 8),
+        ('{"id": 14, "call": "subscribe", "param": {"feed": "eboardevent", "param": 5}}', 14),
         ('{"id": 9, "call": "call", "param": {"id": 1, "method": "explode"}}', 9),
         ('{"id": 10, "call": "call", "param": {"id": 1, "method": "setup", '
          '"param": {"fen": "not a fen"}}}', 10),
@@ -362,3 +363,19 @@ def test_no_feed_of_the_old_game_reaches_a_client_after_its_setup(rig: Rig) -> N
         rig.take_command()
         client.pump(lambda: bool(client.feeds) and client.feeds[-1]["start"] == fen)
         assert [f["san"] for f in client.feeds] == [[]] and client.problems == []
+
+
+def test_a_subscribe_without_serial_number_or_feed_id_gets_the_boards_feeds(rig: Rig) -> None:
+    """Some clients subscribe with only {"feed": "eboardevent"}: this is the only board,
+    and their feeds carry the request's own id."""
+    from script import events
+
+    rig.feed([ev.Snapshot(0.5, START)])
+    with open_ws(rig.url, None) as ws:
+        reply = request(ws, {"id": 1, "call": "subscribe", "param": {"feed": "eboardevent"}})
+        assert reply["response"] == "call" and reply["param"] is None
+        first = json.loads(ws.recv(timeout=5))
+        assert first["id"] == 1 and first["param"]["board"] == chess.Board().board_fen()
+        rig.feed(events("-e2 +e4 Cw", t=1.0))
+        feed = json.loads(ws.recv(timeout=5))
+        assert feed["id"] == 1 and feed["param"]["san"] == ["e4"]

@@ -276,9 +276,19 @@ class LiveChessEndpoint:
         if feed != FEED:
             raise RequestError(f"subscribe: unknown feed {feed!r}: this board serves "
                                f"{FEED!r}", request.id)
-        feed_id = field(request.param, "id", (int, float, str), what, request.id)
-        inner = field(request.param, "param", dict, what, request.id)
-        serialnr = field(inner, "serialnr", (str, int), what, request.id)
+        # Lenient where clients are: some send no feed id (their feeds then carry the
+        # request's id) or no serial number (this is the only board).
+        param = request.param
+        feed_id = (field(param, "id", (int, float, str), what, request.id) if "id" in param
+                   else request.id)
+        inner = param.get("param")
+        if inner is None:
+            inner = {}
+        elif not isinstance(inner, dict):
+            raise RequestError("subscribe: \"param\" must be an object such as "
+                               "{\"serialnr\": ...}", request.id)
+        serialnr = (field(inner, "serialnr", (str, int), what, request.id)
+                    if "serialnr" in inner else self.serialnr)
         if str(serialnr) != self.serialnr:
             raise RequestError(f"subscribe: no e-board with serialnr {serialnr!r} (this "
                                f"board is {self.serialnr!r}: ask eboards)", request.id)
