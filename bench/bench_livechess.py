@@ -149,6 +149,38 @@ def measure(workdir: Path, games: int, livechess: bool) -> tuple[list[float], in
     return samples, plies, seen
 
 
+def bench_show_cost(calls: int) -> list[float]:
+    """What the endpoint costs the service's loop thread: the time show() takes (us),
+    with a client subscribed and a feed going out for every second state."""
+    from board_ctl.livechess.address import Listen
+    from board_ctl.livechess.endpoint import LiveChessEndpoint
+    from board_ctl.sensorlog import StartInfo
+    from board_ctl.service.view import ViewState
+
+    endpoint = LiveChessEndpoint(Listen("127.0.0.1", 0), serialnr="1", start=StartInfo())
+    endpoint.start(lambda item: None)
+    reader = FeedReader(endpoint.url)
+    reader.start()
+    board = chess.Board()
+    states = []
+    for move in ["e2e4", "e7e5", "g1f3", "b8c6"]:
+        board.push_uci(move)
+        moves = tuple(chess.Board().variation_san(board.move_stack).split()[1::1])
+        states.append(ViewState("playing", 1, board.fen(), chess.STARTING_FEN,
+                                board.occupied, None, moves=moves, board="bench"))
+    costs = []
+    for i in range(calls):
+        state = states[i % len(states)] if i % 2 else states[(i - 1) % len(states)]
+        started = time.perf_counter_ns()
+        endpoint.show(state, ())
+        costs.append((time.perf_counter_ns() - started) / 1000)
+        if i % 50 == 0:
+            time.sleep(0.001)  # moves come apart, as at a board
+    reader.close()
+    endpoint.close()
+    return costs
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=4, help="games per run")
@@ -171,6 +203,10 @@ def main() -> int:
     for p in (50, 99):
         ratio = percentile(results[True], p) / percentile(results[False], p)
         print(f"p{p} with / without: {ratio:.2f}")
+    costs = bench_show_cost(20_000)
+    print(f"the endpoint's share of the loop thread, show() per state ({len(costs)} calls, a "
+          f"client subscribed): p50 {percentile(costs, 50):.1f} us  p99 "
+          f"{percentile(costs, 99):.1f} us  max {max(costs):.0f} us")
     return 0
 
 

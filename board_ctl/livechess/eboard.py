@@ -10,6 +10,7 @@ makeBoardFen to find which of your games is on the board).
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass
 from typing import Any
@@ -52,9 +53,16 @@ def initial_report(start_fen: str) -> BoardReport:
                        "setup", 0)
 
 
+@functools.lru_cache(maxsize=16)
+def _position(fen: str) -> tuple[str, chess.Bitboard]:
+    """(piece placement, occupied squares) of a FEN: most states repeat the last one's."""
+    board = chess.Board(fen)
+    return board.board_fen(), board.occupied
+
+
 def report_from(state: ViewState, time_ms: int) -> BoardReport:
     """The report for a ViewState the service published at epoch `time_ms`."""
-    position = chess.Board(state.fen)
+    placement, occupied = _position(state.fen)
     white, black = state.clocks
     clock = None
     if white is not None and black is not None:
@@ -62,8 +70,8 @@ def report_from(state: ViewState, time_ms: int) -> BoardReport:
         clock = ClockReport(white, black, run, time_ms)
     return BoardReport(
         source=state.board or None, active=state.link == "connected",
-        placement=position.board_fen(), start=state.start_fen, san=state.moves,
-        match=state.occupied == position.occupied, clock=clock, phase=state.phase,
+        placement=placement, start=state.start_fen, san=state.moves,
+        match=state.occupied == occupied, clock=clock, phase=state.phase,
         game=state.game)
 
 

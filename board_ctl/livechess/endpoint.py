@@ -115,7 +115,8 @@ class LiveChessEndpoint:
         self._started = threading.Event()
         self._start_error: BaseException | None = None
         self.port = listen.port  # the bound port once started
-        self._early: tuple[ViewState, int] | None = None  # shown before the loop ran
+        self._latest: tuple[ViewState, int] | None = None  # the last state shown, and when
+        self._wake_pending = False  # our loop is asked to take the latest state
 
     # ------------------------------------------------------------------ life cycle
 
@@ -180,8 +181,7 @@ class LiveChessEndpoint:
         if sockets:
             self.port = int(sockets[0].getsockname()[1])
         self._loop = loop
-        if self._early is not None:
-            self._on_state(*self._early)
+        self._take_latest()  # what was shown before we ran
         self._started.set()
         try:
             await self._stop.wait()
@@ -192,16 +192,26 @@ class LiveChessEndpoint:
     # ------------------------------------------------------------------ the service's side
 
     def show(self, state: ViewState, effects: Sequence[Effect]) -> None:
-        """From the service's loop thread: hand the state over and return at once."""
-        time_ms = self._now_ms()
+        """From the service's loop thread: leave the state for our loop and return.
+
+        Only the latest state counts (feeds are cumulative), so a burst of states wakes
+        our thread once: the loop thread pays one attribute write, and a wake-up only
+        when none is pending."""
+        self._latest = (state, self._now_ms())
         loop = self._loop
-        if loop is None:
-            self._early = (state, time_ms)
+        if loop is None or self._wake_pending:
             return
+        self._wake_pending = True
         try:
-            loop.call_soon_threadsafe(self._on_state, state, time_ms)
+            loop.call_soon_threadsafe(self._take_latest)
         except RuntimeError:  # closing: nobody is listening any more
             pass
+
+    def _take_latest(self) -> None:
+        self._wake_pending = False  # first: a state shown from now on wakes us again
+        latest = self._latest
+        if latest is not None:
+            self._on_state(*latest)
 
     def message(self, text: str) -> None:
         pass
