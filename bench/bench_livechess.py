@@ -7,8 +7,9 @@ this script playing the board's side with the firmware's codec, each clock press
 from the write of its CLOCK frame to the read of the LEDS frame that shows the other side
 to move), run alternately without `--livechess` and with it and a client subscribed to
 the eboardevent feed (reading every feed, as lichess.org/dgt does), R rounds of N games
-each, so both see the same load. Prints p50/p99 of each and their ratios, and checks that
-the client got every move.
+each (which goes first alternating), so both see the same load; the same plain view both
+ways. Prints p50/p99 of each and their ratios, checks that the client got every move,
+and times show(), the endpoint's whole share of the service's loop thread.
 """
 
 from __future__ import annotations
@@ -73,24 +74,29 @@ class FeedReader(threading.Thread):
 def start_service(link: Path, workdir: Path, livechess: bool) -> subprocess.Popen[bytes]:
     config = workdir / "bench.toml"
     config.write_text("[serial]\nconnect_timeout = 10.0\n", encoding="utf-8")
-    extra = ["--livechess", "127.0.0.1:0", "--view", "plain"] if livechess else \
-        ["--view", "none"]
+    extra = ["--livechess", "127.0.0.1:0"] if livechess else []
+    # the same view both ways (plain lines, read by a thread): only the endpoint differs
     return subprocess.Popen(
         [sys.executable, "-m", "board_ctl.cli", "run", "--config", str(config), "--port",
-         str(link), "--pgn", str(workdir / "bench.pgn"), *extra],
-        cwd=workdir, env=service_env(), stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE if livechess else subprocess.DEVNULL, stderr=subprocess.PIPE)
+         str(link), "--pgn", str(workdir / "bench.pgn"), "--view", "plain", *extra],
+        cwd=workdir, env=service_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL)
 
 
-def endpoint_url(service: subprocess.Popen[bytes]) -> str:
+def endpoint_url(service: subprocess.Popen[bytes], livechess: bool) -> str | None:
+    """The endpoint's URL from the service's first lines; then its output is drained."""
     assert service.stdout is not None
+    stdout = service.stdout
+    url = None
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        line = service.stdout.readline().decode()
+    while livechess and url is None and time.monotonic() < deadline:
+        line = stdout.readline().decode()
         if "LiveChess endpoint: " in line:
-            threading.Thread(target=lambda: service.stdout.read(), daemon=True).start()  # type: ignore[union-attr]
-            return line.split("LiveChess endpoint: ", 1)[1].split()[0]
-    raise RuntimeError("the service did not say where its endpoint is")
+            url = line.split("LiveChess endpoint: ", 1)[1].split()[0]
+    if livechess and url is None:
+        raise RuntimeError("the service did not say where its endpoint is")
+    threading.Thread(target=stdout.read, daemon=True).start()
+    return url
 
 
 def measure(workdir: Path, games: int, livechess: bool) -> tuple[list[float], int, int]:
@@ -98,7 +104,8 @@ def measure(workdir: Path, games: int, livechess: bool) -> tuple[list[float], in
     link = workdir / "bench-board"
     board_end = BenchBoard(link)
     service = start_service(link, workdir, livechess)
-    reader = FeedReader(endpoint_url(service)) if livechess else None
+    url = endpoint_url(service, livechess)
+    reader = FeedReader(url) if url is not None else None
     if reader is not None:
         reader.start()
     samples: list[float] = []
@@ -188,8 +195,8 @@ def main() -> int:
     args = parser.parse_args()
     results: dict[bool, list[float]] = {False: [], True: []}
     with tempfile.TemporaryDirectory(prefix="bench-livechess-") as tmp:
-        for _ in range(args.rounds):
-            for livechess in (False, True):
+        for round_number in range(args.rounds):  # which goes first alternates too
+            for livechess in ((False, True) if round_number % 2 == 0 else (True, False)):
                 samples, plies, seen = measure(Path(tmp), args.games, livechess)
                 results[livechess] += samples
                 if livechess and seen != plies:
