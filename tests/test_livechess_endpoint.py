@@ -215,9 +215,18 @@ def test_several_clients_each_get_their_feeds_and_one_leaving_disturbs_nobody(
         first = json.loads(ws.recv(timeout=5))
         assert first["response"] == "feed" and first["id"] == feed_id
         assert "san" not in first["param"]  # no moves before a client's own setup
-    clients[1].close()  # gone before the moves
+    dropped = socket.create_connection(("127.0.0.1", rig.endpoint.port))  # a raw client
+    dropped.sendall(b"GET /api/v1.0 HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+                    b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                    b"Sec-WebSocket-Version: 13\r\n\r\n")
+    assert dropped.recv(4096).startswith(b"HTTP/1.1 101")
+    dropped.sendall(b"\x81\x80\x00\x00\x00\x00")  # an empty (masked) text frame...
     half = len(events) // 2
     rig.feed(events[:half])
+    json.loads(clients[1].recv(timeout=5))  # client 1 has had a feed of the moves...
+    clients[1].close()  # ...and leaves in the middle of the game
+    dropped.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    dropped.close()  # ...and the raw one is cut off (a TCP reset)
     rig.feed(events[half:])
     rig.service.close()
     board = window.game.board()
