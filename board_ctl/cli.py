@@ -45,7 +45,7 @@ def _replay(args: argparse.Namespace) -> int:
     if time_control is None and log.start.time_control:
         time_control = parse_time_control(log.start.time_control)
     record = replay_log(log, PROFILES[args.profile], time_control) if log.events else None
-    _print_errors(name, log.errors)
+    _print_errors(name, sorted(log.errors + log.warnings, key=lambda e: e.line or 0))
     if record is None:
         if any(error.line != log.start_line for error in log.errors):
             return _fail("replay", f"{name} has no readable event; nothing written")
@@ -77,7 +77,7 @@ def _print_errors(name: str, errors: list[Any]) -> None:
     for error in errors[:MAX_ERRORS_SHOWN]:
         print(f"{name}:{error}", file=sys.stderr)
     if len(errors) > MAX_ERRORS_SHOWN:
-        print(f"{name}: ... and {len(errors) - MAX_ERRORS_SHOWN} more bad lines",
+        print(f"{name}: ... and {len(errors) - MAX_ERRORS_SHOWN} more",
               file=sys.stderr)
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import BoardCtlError, ConfigError
+from board_ctl.livechess.address import parse_listen
 from board_ctl.printable import quoted
 
 BACKENDS = ("serial", "gpio", "emulator")
@@ -205,6 +206,14 @@ class DisplayConfig:
 
 
 @dataclass(frozen=True)
+class LiveChessConfig:
+    listen: str = ""  # "": off; HOST:PORT serves LiveChess clients (board-ctl run --livechess)
+    serialnr: str = ""  # "": a stable number made from the host name and the board's port
+    origins: tuple[str, ...] = ("https://lichess.org", "https://www.chess.com",
+                                "https://chess.com")
+
+
+@dataclass(frozen=True)
 class Config:
     board: BoardConfig = field(default_factory=BoardConfig)
     serial: SerialConfig = field(default_factory=SerialConfig)
@@ -214,6 +223,7 @@ class Config:
     game: GameConfig = field(default_factory=GameConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
+    livechess: LiveChessConfig = field(default_factory=LiveChessConfig)
     source: str = field(default="", metadata={"internal": True})  # the file it came from
 
     def with_overrides(self, labels: Mapping[str, str] | None = None,
@@ -225,13 +235,21 @@ class Config:
         raw = {name: {key: value for key, value in values.items() if value is not None}
                for name, values in sections.items()}
         merged = self
+        labels = labels or {}
         for name, values in raw.items():
             if values:
                 section = getattr(self, name)
-                checked = _section(type(section), values, name, base=section,
-                                   labels=labels or {})
+                checked = _section(type(section), values, name, base=section, labels=labels)
                 merged = replace(merged, **{name: checked})
-        _check_cross(merged)
+        given = [f"{name}.{key}" for name, values in raw.items() for key in values]
+        try:
+            _check_cross(merged)
+        except ConfigError as exc:  # a check of several keys: named as the option, if one
+            message = str(exc)
+            for key in given:
+                if key in labels and message.startswith((f"{key}:", f"{key} ")):
+                    raise ConfigError(labels[key] + message[len(key):]) from None
+            raise
         return merged
 
 
@@ -370,9 +388,12 @@ def _check_range(value: float, name: str, meta: Mapping[str, Any]) -> None:
 
 
 def _check_cross(config: Config) -> None:
-    """Checks that need several keys: the emulator's log, and no GPIO pin used twice."""
+    """Checks that need several keys (or a file): the emulator's log, the LiveChess
+    address, and no GPIO pin used twice."""
     if config.board.backend == "emulator" and config.emulator.log:
         _check_emulator_log(config.emulator.log)
+    if config.livechess.listen:
+        parse_listen(config.livechess.listen)  # a ConfigError naming livechess.listen
     used: dict[int, str] = {}
     for name, pin in pin_assignments(config):
         if pin in used:

@@ -7,12 +7,14 @@ would record a game that was never played.
 
 What a log may hold (anything else is a bad line, reported and skipped):
 
-- ``t``: seconds since the game started, a number with 0 <= t < 2**32 (4,294,967,296 s,
-  136 years: logs stamped with Unix-epoch seconds fit until 2106, and a float still
-  holds every microsecond of such a time). Times never go backwards.
-- an external clock's ``white`` and ``black``: seconds on its display, 0 to
-  4,294,967.295 (the wire's u32 milliseconds). A reading outside that is reported and
-  the press kept without it.
+- ``t``: seconds since the game started, a number from 0 to 10^12 (the core's
+  MAX_SECONDS, about 31,700 years): logs stamped with Unix-epoch seconds are fine, read
+  to the microsecond up to 2^32 s (the year 2106), beyond that to a float's own
+  precision. Times never go backwards.
+- an external clock's ``white`` and ``black``: seconds on its display, finite numbers
+  >= 0. One that is not is reported and the press kept without the times; one above
+  what a clock shows (999:59:59) is kept as read, with a warning naming the line: the
+  referee refuses it as a clock fault, as it would at the board.
 - a line: at most 65,536 characters; the file is UTF-8, with or without a byte-order
   mark; undecodable bytes make only their own line bad.
 - ``tags`` on the start line: PGN tags, checked by `board_ctl.pgntags`; a bad one is
@@ -35,7 +37,8 @@ from typing import IO, Any
 import chess
 
 from board_ctl.core import events as ev
-from board_ctl.core.timecontrol import TimeControl
+from board_ctl.core.timebase import MAX_SECONDS
+from board_ctl.core.timecontrol import MAX_CLOCK_SECONDS, TimeControl
 from board_ctl.errors import SensorLogError
 from board_ctl.pgntags import check_tags
 from board_ctl.printable import quoted
@@ -44,13 +47,20 @@ SIDES = {"white": chess.WHITE, "black": chess.BLACK}
 SIDE_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 PROMOTION_PIECES = {"q": chess.QUEEN, "r": chess.ROOK, "b": chess.BISHOP, "n": chess.KNIGHT}
 
-MAX_T = 2**32  # s, exclusive: see the module docstring
-MAX_CLOCK = (2**32 - 1) / 1000  # s an external clock may show: the wire's u32 ms
+MAX_T = MAX_SECONDS  # the latest time a log may hold (the core's bound)
 MAX_LINE = 65536  # characters in one line; a longer one is skipped unread
 
 
 class BadStartError(SensorLogError):
     """A start line whose position cannot be played: the log cannot be replayed."""
+
+
+class SensorLogWarning(SensorLogError):
+    """A line kept as it is, but worth a word (a reading no clock can show)."""
+
+
+class _Warning(str):
+    """A problem of a line that is not an error: the line is kept as it is."""
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,8 @@ class SensorLog:
     errors: list[SensorLogError]
     lines: list[int] = field(default_factory=list)  # the line number of each event
     start_line: int | None = None  # the start line's number, if the log has one
+    # Lines kept as they are but worth a word (a clock reading no clock can show).
+    warnings: list[SensorLogError] = field(default_factory=list)
 
 
 def number(obj: dict[str, Any], key: str, low: float, high: float, what: str,
@@ -85,13 +97,14 @@ def number(obj: dict[str, Any], key: str, low: float, high: float, what: str,
         raise ValueError(f"{key!r} must be {what}, not {value}")
     if value < low or value > high or (below and value == high):
         shown = _digits(value) if isinstance(value, int) else value
-        raise ValueError(f"{key!r} must be {what}, from {low:g} to {'below ' if below else ''}"
-                         f"{high:.10g}, not {shown}")
+        limits = (f"at least {low:g}" if high == math.inf else
+                  f"from {low:g} to {'below ' if below else ''}{high:.10g}")
+        raise ValueError(f"{key!r} must be {what}, {limits}, not {shown}")
     return float(value)
 
 
 def _time(obj: dict[str, Any]) -> float:
-    return number(obj, "t", 0, MAX_T, "the seconds since the game started", below=True)
+    return number(obj, "t", 0, MAX_T, "the seconds since the game started")
 
 
 def _square(obj: dict[str, Any], key: str = "sq") -> chess.Square:
@@ -109,22 +122,11 @@ def _side(obj: dict[str, Any]) -> chess.Color:
 
 
 def parse_time_control(text: object) -> TimeControl:
-    """A PGN TimeControl, or ValueError saying why not. Besides the grammar, every time
-    in it must fit a clock (at most MAX_CLOCK s, as an external clock's reading): a
-    time control of 400 nines is a typing accident, not a game."""
+    """A PGN TimeControl, or ValueError (TimeControlError) saying why not; the core
+    bounds every time in it by what a clock can show."""
     if not isinstance(text, str):
         raise ValueError(f"a time control is text such as \"5400+30\", not {quoted(text)}")
-    try:
-        control = TimeControl.parse(text)
-    except ArithmeticError:  # a number the parser cannot even convert
-        raise ValueError(f"time control {quoted(text)} has a number no clock can "
-                         "hold") from None
-    times = [control.sandclock or 0] + [value for period in control.periods for value in (
-        period.seconds, period.increment, period.simple_delay, period.bronstein_delay)]
-    if max(times) > MAX_CLOCK:
-        raise ValueError(f"time control {quoted(text)}: {_digits(max(times), ' s')} is more "
-                         f"than a clock holds (at most {int(MAX_CLOCK)} s)")
-    return control
+    return TimeControl.parse(text)
 
 
 def _digits(value: int, unit: str = "") -> str:
@@ -175,17 +177,24 @@ def _snapshot(obj: dict[str, Any], t: float, problems: list[str]) -> ev.Snapshot
 def _clock(obj: dict[str, Any], t: float, problems: list[str]) -> ev.ClockPressed:
     """A press; with ``white`` and ``black``, an external clock's display after it.
 
-    Times no clock can show are reported and left out: the press itself still counts."""
+    Times that are no number of seconds are reported and left out: the press itself
+    still counts. Times beyond any clock's display are kept, with a warning: the referee
+    refuses them as a clock fault, as it would have at the board."""
     side = _side(obj)
     if "white" not in obj and "black" not in obj:
         return ev.ClockPressed(t, side)
     what = "the seconds the clock shows"
     try:
-        times = (number(obj, "white", 0, MAX_CLOCK, what),
-                 number(obj, "black", 0, MAX_CLOCK, what))
+        times = (number(obj, "white", 0, math.inf, what),
+                 number(obj, "black", 0, math.inf, what))
     except ValueError as exc:
         problems.append(f"{exc}; the press is kept without the clock's times")
         return ev.ClockPressed(t, side)
+    for name, value in zip(("white", "black"), times):
+        if value > MAX_CLOCK_SECONDS:
+            problems.append(_Warning(
+                f"{name!r} is {value:g} s, more than a clock shows (999:59:59): kept as "
+                "read, for the referee to judge (a clock fault)"))
     return ev.ClockPressed(t, side, times)
 
 
@@ -305,7 +314,8 @@ def iter_sensor_log(
         if item is None:
             continue
         for problem in problems:
-            yield number_, SensorLogError(problem, number_)
+            kind = SensorLogWarning if isinstance(problem, _Warning) else SensorLogError
+            yield number_, kind(problem, number_)
         if isinstance(item, StartInfo):
             if not first:
                 yield number_, SensorLogError("'start' is only allowed on the first line",
@@ -332,17 +342,20 @@ def read_sensor_log(stream: IO[str] | Iterable[str]) -> SensorLog:
     errors: list[SensorLogError] = []
     lines: list[int] = []
     start_line: int | None = None
+    warnings: list[SensorLogError] = []
     for number_, item in iter_sensor_log(stream):
         if isinstance(item, BadStartError):
             raise item
-        if isinstance(item, SensorLogError):
+        if isinstance(item, SensorLogWarning):
+            warnings.append(item)
+        elif isinstance(item, SensorLogError):
             errors.append(item)
         elif isinstance(item, StartInfo):
             start, start_line = item, number_
         else:
             events.append(item)
             lines.append(number_)
-    return SensorLog(start, events, errors, lines, start_line)
+    return SensorLog(start, events, errors, lines, start_line, warnings)
 
 
 def open_sensor_log(path: str | Path) -> IO[str]:

@@ -184,7 +184,8 @@ class Emulator:
             self.occupied = self.occupied | bit if placed else self.occupied & ~bit
             self.send(P.SQUARE, event.square, placed, ms)
         elif isinstance(event, ev.ClockPressed) and event.times is not None:
-            white, black = (round(x * 1000) for x in event.times)
+            # the wire's u32 ms is all a clock can say: a log's absurd reading as the most
+            white, black = (round(min(x, 0xFFFFFFFF / 1000) * 1000) for x in event.times)
             self.send(P.CLOCK_TIMES, P.WHITE if event.side else P.BLACK, ms, white, black)
         elif isinstance(event, ev.ClockPressed):
             self.send(P.CLOCK, P.WHITE if event.side else P.BLACK, ms)

@@ -107,7 +107,7 @@ def test_config_check_says_what_it_checked(capsys: pytest.CaptureFixture[str],
 @pytest.mark.parametrize("text, words", [
     ("[serial]\nbaudrate = 99999999999999999999",
      "serial.baudrate must be at most 4000000, got a number of 20 digits"),
-    ('[game]\ntime_control = "' + "9" * 400 + '"', "game.time_control: time control '999"),
+    ('[game]\ntime_control = "' + "9" * 400 + '"', "game.time_control: TimeControl '999"),
     ('[game]\nwhite = "a\\u0000b"', "game.white: tag White: "),
     ('[serial]\nport = ""', "serial.port: must name the board's port"),
     ('[board]\nbackend = "serial"\n[serial]\nport = "bogus://x"', "pyserial opens no bogus://"),

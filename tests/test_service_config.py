@@ -198,7 +198,7 @@ def run_args(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     (["--port", "bogus://x"], "board-ctl run: --port: 'bogus://x' is not a port: pyserial "
                               "opens no bogus:// URL"),
     (["--time-control", "garbage"], "board-ctl run: --time-control: TimeControl 'garbage'"),
-    (["--time-control", "9" * 400], "board-ctl run: --time-control: time control '999"),
+    (["--time-control", "9" * 400], "board-ctl run: --time-control: TimeControl '999"),
     (["--speed", "nan"], "board-ctl run: --speed must be a finite number, got nan"),
     (["--speed", "1e9"], "board-ctl run: --speed must be at most 1000, got 1e+09"),
 ])
@@ -216,7 +216,7 @@ def test_bad_options_are_named_as_options(capsys: pytest.CaptureFixture[str],
      "serial.port: must name the board's port"),
     ("[serial]\nbaudrate = 99999999999999999999", "serial.baudrate must be at most 4000000"),
     ("[serial]\nconnect_timeout = 1" + "0" * 400, "serial.connect_timeout must be at most"),
-    ('[game]\ntime_control = "' + "9" * 400 + '"', "game.time_control: time control"),
+    ('[game]\ntime_control = "' + "9" * 400 + '"', "game.time_control: TimeControl '999"),
 ])
 def test_a_bad_serial_or_game_key_stops_at_once(capsys: pytest.CaptureFixture[str],
                                                 tmp_path: Path, text: str, words: str) -> None:
