@@ -304,3 +304,32 @@ def test_two_games_in_one_run_each_keep_their_files(tmp_path: Path) -> None:
         assert (tmp_path / report).stat().st_size > 0 and (tmp_path / sensor).exists()
         results.append((game.headers["Result"], len(list(game.mainline_moves()))))
     assert results == [("0-1", 4), ("1-0", 7)]
+
+
+@pytest.mark.slow
+def test_an_absurd_clock_reading_in_an_emulator_log_is_a_clock_fault_not_a_crash(
+        tmp_path: Path) -> None:
+    """Issue 8 §1: 1e308 s on an external clock, played by the emulator through the wire
+    (where it can say at most 2^32 - 1 ms): the service refuses it as a clock fault and
+    the game goes on."""
+    import chess.pgn
+
+    from servicekit import board_ctl as board_ctl_command
+
+    lines, _ = _moves(1.0, FOOLS_MATE)
+    readings = iter([(1e308, 300.0), (299.0, 298.0), (297.0, 296.0), (295.0, 294.0)])
+    for line in lines:
+        if line["ev"] == "clock":
+            line["white"], line["black"] = next(readings)
+    log = tmp_path / "clock.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in
+                           [{"t": 0, "ev": "start", "time_control": "300"}, *lines]))
+    done = board_ctl_command("run", "--port", f"emulator://{log}", "--speed", "20", "--once",
+                             "--pgn", "x.pgn", "--view", "plain",
+                             "--data-dir", str(tmp_path / "data"), cwd=tmp_path, timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    game = chess.pgn.read_game(io.StringIO((tmp_path / "x.pgn").read_text()))
+    assert game is not None and game.end().board().is_checkmate()
+    report = (tmp_path / "x.report.jsonl").read_text()
+    assert '"code": "clock-fault"' in report
