@@ -1,0 +1,101 @@
+"""What the players saw is what a replay shows: `board-ctl run` through the emulator on a
+real pty, then `board-ctl replay` of the sensor log the service wrote; the two game
+reports must be equal line for line: moves, alerts, penalties, the result and every LED
+frame with its time.
+
+The live service also feeds its referee clock ticks between the board's events (so a
+timer fires while nobody touches the board); the log has no ticks. The games below put
+the timers between events on trial: the opening frame, the 1.5 s of a knocked-over
+piece, the restore lights of an illegal move, a touch-move, a mate nobody pressed the
+clock for (the game ends 2 s after the placement, after the log's last event).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from board_ctl.core.profiles import PROFILES
+from board_ctl.replay import replay_log
+from board_ctl.sensorlog import read_sensor_log
+from board_ctl.simulate import RenderedGame, render_game, render_violation
+from servicekit import FAST, EmulatorProcess, board_ctl, game_from
+
+SPEED = "20"
+
+
+def live_and_replayed(tmp_path: Path, log: Path, *run_args: str) -> tuple[list[dict], list[dict]]:
+    """The report `board-ctl run --once` wrote while the emulator played `log`, and the
+    report of a replay of the sensor log the service wrote beside it."""
+    emulator = EmulatorProcess(tmp_path / "board", "--log", str(log), "--speed", SPEED)
+    pgn = tmp_path / "out.pgn"
+    try:
+        result = board_ctl("run", "--port", str(tmp_path / "board"), "--once", "--pgn", str(pgn),
+                           "--view", "plain", *run_args, cwd=tmp_path)
+    finally:
+        code = emulator.close()
+    assert result.returncode == 0, result.stderr + result.stdout
+    assert code == 0, emulator.errors()
+    live = [json.loads(line) for line in pgn.with_name("out.report.jsonl").open(encoding="utf-8")]
+    with pgn.with_name("out.sensor.jsonl").open(encoding="utf-8") as stream:
+        sensor_log = read_sensor_log(stream)
+    assert sensor_log.errors == []
+    record = replay_log(sensor_log, PROFILES[run_args[-1] if "--profile" in run_args else "fide"])
+    return live, [json.loads(line) for line in record.report_lines()]
+
+
+def assert_same_report(live: list[dict], replayed: list[dict]) -> None:
+    for i, (a, b) in enumerate(zip(live, replayed)):
+        assert a == b, f"report line {i + 1} differs:\n live   {a}\n replay {b}"
+    assert len(live) == len(replayed)
+
+
+def opera(seed: int, violation: str | None = None, **style: object) -> RenderedGame:
+    game = game_from("classics.pgn", 0)  # the Opera game: 17. Rd8#
+    look = dataclasses.replace(FAST, **style)  # type: ignore[arg-type]
+    if violation is None:
+        return render_game(game, seed=seed, style=look)
+    return render_violation(game, violation, seed=seed, style=look)
+
+
+CASES = {
+    # mate by placement, no press: the result frame comes from a timer after the last event
+    "mate-unpressed": dict(seed=2, clock_after_end_prob=0.0),
+    "illegal-move": dict(seed=1, violation="illegal-move"),
+    "position-mismatch": dict(seed=1, violation="position-mismatch"),
+}
+SLOW_CASES = {
+    "touch-move": dict(seed=3, violation="touch-move"),
+    "clock-no-move": dict(seed=4, violation="clock-no-move"),
+    "mate-pressed": dict(seed=5, clock_after_end_prob=1.0),
+}
+
+
+@pytest.mark.parametrize("case", [*CASES, *[pytest.param(c, marks=pytest.mark.slow)
+                                            for c in SLOW_CASES]])
+def test_the_replay_of_a_live_game_reports_what_the_board_showed(tmp_path: Path,
+                                                                  case: str) -> None:
+    rendered = opera(**{**CASES, **SLOW_CASES}[case])  # type: ignore[arg-type]
+    log = tmp_path / "game.jsonl"
+    rendered.write(log)
+    live, replayed = live_and_replayed(tmp_path, log)
+    assert_same_report(live, replayed)
+    frames = [line for line in live if line["kind"] == "leds"]
+    assert frames[0]["t"] == 0.0  # the opening frame: white to move from the start
+    assert frames[-1]["status"]["game_over"]
+    alerts = [line["code"] for line in live if line["kind"] == "alert"]
+    assert alerts == [code for code, _ in rendered.expected_alerts]
+
+
+@pytest.mark.slow
+def test_a_timed_game_with_penalty_replays_to_the_same_report(tmp_path: Path) -> None:
+    rendered = opera(seed=6, violation="illegal-move")
+    log = tmp_path / "game.jsonl"
+    rendered.write(log)
+    live, replayed = live_and_replayed(tmp_path, log, "--time-control", "5400+30")
+    assert_same_report(live, replayed)
+    assert any(line["kind"] == "penalty" for line in live)
+    assert all("clock" in line for line in live if line["kind"] == "move")
