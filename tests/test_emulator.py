@@ -130,6 +130,7 @@ def board_after(events: list[ev.Event], occupied: int = chess.Board().occupied) 
     return occupied
 
 
+@pytest.mark.slow
 def test_opera_game_end_to_end(emulators: list[Emulator], tmp_path: Path) -> None:
     record = tmp_path / "leds.jsonl"
     emu = start(emulators, tmp_path, "--log", str(OPERA), "--speed", str(SPEED),
@@ -175,6 +176,7 @@ def test_start_at_and_hold_at_until(emulators: list[Emulator], tmp_path: Path) -
     link.close()
 
 
+@pytest.mark.slow
 def test_yanked_cable_heals_with_a_snapshot(emulators: list[Emulator], tmp_path: Path) -> None:
     emu = start(emulators, tmp_path, "--log", str(OPERA), "--speed", str(SPEED),
                 "--yank-at", "60", "--yank-for", "0.3")

@@ -89,6 +89,7 @@ def test_clock_presses_the_side_to_move_also_after_an_illegal_move(
     assert "clock-no-move" not in "\n".join(lines) + err
 
 
+@pytest.mark.slow
 def test_several_commands_on_one_line(emulators: list[Emulator], tmp_path: Path) -> None:
     """Typed faster than the host answers: each press is still the mover's."""
     emu = start(emulators, tmp_path, "--interactive", stdin=True)

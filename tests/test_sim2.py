@@ -458,6 +458,7 @@ CLEAN = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cid,games,n,seeds,profile,knobs", CLEAN, ids=[c[0] for c in CLEAN])
 def test_clean(cid, games, n, seeds, profile, knobs) -> None:
     indices = games()
@@ -485,6 +486,7 @@ VIOLATIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,clock", VIOLATIONS, ids=[f"{k}-{'clock' if c else 'noclock'}"
                                                        for k, c in VIOLATIONS])
 def test_violation(kind: str, clock: bool) -> None:
