@@ -22,9 +22,9 @@ from firmware_bridge import protocol as P
 from firmware_bridge.link import BoardLink
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT.parent / "shared" / "spec" / "examples"
-# The spec's example when shared/ is beside the checkout, else the demo game the package
-# ships (the same game, as a board reports it).
+EXAMPLES = ROOT / "docs" / "examples"
+# The spec's example (docs/examples), else the demo game the package ships (the same
+# game, as a board reports it).
 OPERA = EXAMPLES / "opera-game.jsonl"
 if not OPERA.is_file():
     OPERA = ROOT / "board_ctl" / "data" / "demo-opera-game.jsonl"
