@@ -46,6 +46,7 @@ GLYPHS = {chess.WHITE: {chess.KING: "♔", chess.QUEEN: "♕", chess.ROOK: "♖"
           chess.BLACK: {chess.KING: "♚", chess.QUEEN: "♛", chess.ROOK: "♜", chess.BISHOP: "♝",
                         chess.KNIGHT: "♞", chess.PAWN: "♟"}}
 STRAY = "●"  # something stands where the game has nothing
+EMPTY = "·"  # an empty square, without colour
 REDRAW_EVERY = 0.1  # s
 BOARD_WIDTH = 2 + 8 * 3  # rank label, eight cells of three
 MAX_WIDTH = 100  # the panel's width on a wide terminal
@@ -95,11 +96,20 @@ class RichView:
     def _render(self) -> RenderableType:
         with self._lock:
             messages = list(self._messages)
-        return render(self._state, messages, self.console.width)
+        return render(self._state, messages, self.console.width,
+                      colour=has_colour(self.console))
 
 
-def render(state: ViewState | None, messages: Sequence[str], width: int) -> RenderableType:
-    """Everything the view shows for `state`, for a terminal `width` columns wide."""
+def has_colour(console: Console) -> bool:
+    """Whether the terminal shows colours (not with NO_COLOR, nor on a dumb terminal)."""
+    return console.color_system is not None and not console.no_color
+
+
+def render(state: ViewState | None, messages: Sequence[str], width: int,
+           colour: bool = True) -> RenderableType:
+    """Everything the view shows for `state`, for a terminal `width` columns wide; without
+    `colour` (NO_COLOR, a monochrome terminal) empty squares show a dot, as the light and
+    dark squares cannot."""
     if state is None:
         return Group(Text("board-ctl: connecting to the board ...", style="bold"),
                      *[Text(m, style="dim") for m in messages])
@@ -109,17 +119,17 @@ def render(state: ViewState | None, messages: Sequence[str], width: int) -> Rend
         layout = Table.grid(padding=(0, GAP))
         layout.add_column(width=BOARD_WIDTH, no_wrap=True)
         layout.add_column(width=inner - BOARD_WIDTH - GAP, overflow="fold")
-        layout.add_row(board_grid(state), Group(*details(state)))
+        layout.add_row(board_grid(state, colour), Group(*details(state)))
         body: RenderableType = layout
     else:  # narrow: the details under the board
-        body = Group(board_grid(state), Text(""), *details(state))
+        body = Group(board_grid(state, colour), Text(""), *details(state))
     log = Text("\n".join(messages), style="dim") if messages else Text("")
     title = Text(f"board-ctl · {state.board}", overflow="ellipsis", no_wrap=True)
     title.truncate(max(inner - 2, 1), overflow="ellipsis")
     return Group(Panel(body, title=title, width=panel_width), log)
 
 
-def board_grid(state: ViewState) -> Table:
+def board_grid(state: ViewState, colour: bool = True) -> Table:
     board = chess.Board(state.fen)
     lights = {s.square: s for s in (state.frame.squares if state.frame else ())}
     grid = Table.grid()
@@ -148,8 +158,8 @@ def board_grid(state: ViewState) -> Table:
                 glyph = STRAY
                 style = Style(color="grey30", bgcolor=bg, blink=blink)
             else:
-                glyph = " "
-                style = Style(bgcolor=bg, blink=blink)
+                glyph = " " if colour else EMPTY
+                style = Style(color="grey50", bgcolor=bg, blink=blink)
             cells.append(Text(f" {glyph}{mark}", style=style))
         grid.add_row(*cells)
     grid.add_row(Text("  "), *[Text(f" {f} ", style="dim") for f in "abcdefgh"])
