@@ -61,6 +61,7 @@ def pgn_moves(path: Path) -> list[str]:
     return [node.san() for node in game.mainline()]
 
 
+@pytest.mark.slow
 def test_clock_presses_the_side_to_move_also_after_an_illegal_move(
         emulators: list[Emulator], tmp_path: Path) -> None:
     emu = start(emulators, tmp_path, "--interactive", stdin=True)

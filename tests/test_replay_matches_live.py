@@ -14,13 +14,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 from pathlib import Path
 
+import chess
 import pytest
 
+from board_ctl.core import events as ev
+from board_ctl.core.effects import LedFrame
 from board_ctl.core.profiles import PROFILES
 from board_ctl.replay import replay_log
 from board_ctl.sensorlog import read_sensor_log
+from board_ctl.service.game import OutputNamer
+from board_ctl.service.messages import BoardDone
+from board_ctl.service.service import RunOptions, Service
 from board_ctl.simulate import RenderedGame, render_game, render_violation
 from servicekit import FAST, EmulatorProcess, board_ctl, game_from
 
@@ -64,8 +71,6 @@ def opera(seed: int, violation: str | None = None, **style: object) -> RenderedG
 CASES = {
     # a knocked-over piece: the alert and its lights come from a timer between events
     "position-mismatch": dict(seed=1, violation="position-mismatch"),
-}
-SLOW_CASES = {
     # mate by placement, no press: the result frame comes from a timer after the last event
     "mate-unpressed": dict(seed=2, clock_after_end_prob=0.0),
     "illegal-move": dict(seed=1, violation="illegal-move"),
@@ -75,11 +80,11 @@ SLOW_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", [*CASES, *[pytest.param(c, marks=pytest.mark.slow)
-                                            for c in SLOW_CASES]])
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(CASES))
 def test_the_replay_of_a_live_game_reports_what_the_board_showed(tmp_path: Path,
                                                                   case: str) -> None:
-    rendered = opera(**{**CASES, **SLOW_CASES}[case])  # type: ignore[arg-type]
+    rendered = opera(**CASES[case])  # type: ignore[arg-type]
     log = tmp_path / "game.jsonl"
     rendered.write(log)
     live, replayed = live_and_replayed(tmp_path, log)
@@ -100,3 +105,57 @@ def test_a_timed_game_with_penalty_replays_to_the_same_report(tmp_path: Path) ->
     assert_same_report(live, replayed)
     assert any(line["kind"] == "penalty" for line in live)
     assert all("clock" in line for line in live if line["kind"] == "move")
+
+
+# ---------------------------------------------------------------- the loop, in process
+
+
+class FakeBoard:
+    description = "fake board"
+
+    def start(self, put) -> None:  # type: ignore[no-untyped-def]
+        pass
+
+    def send_leds(self, frame: LedFrame) -> None:
+        pass
+
+    def stop(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.parametrize("tick_seed", [1, 2])
+def test_ticks_between_events_change_nothing_a_replay_shows(tmp_path: Path, case: str,
+                                                            tick_seed: int) -> None:
+    """The service loop as it runs live, without the processes: the board's events with
+    clock ticks at arbitrary moments between them (as the link's heartbeats come), then
+    the replay of the sensor log it wrote: the same report, line for line."""
+    rendered = opera(**CASES[case])  # type: ignore[arg-type]
+    path = tmp_path / "game.jsonl"
+    rendered.write(path)
+    log = read_sensor_log(path.open(encoding="utf-8"))
+    service = Service(FakeBoard(), profile=PROFILES["fide"], start=log.start,
+                      namer=OutputNamer(tmp_path, pgn=tmp_path / "out.pgn"),
+                      options=RunOptions(once=True), clock=lambda: 0.0)
+    service.open()
+    rng = random.Random(tick_seed)
+    t0 = 1.0  # link time when the board shows the start position
+    service.handle(ev.Snapshot(t0, chess.Board(log.start.fen).occupied))
+    tick = t0
+    for event in log.events:
+        while tick + 0.05 < t0 + event.t:  # ticks, each some time after the last
+            service.handle(ev.Tick(tick))
+            tick += rng.uniform(0.01, 1.5)
+        service.handle(dataclasses.replace(event, t=t0 + event.t))
+    for _ in range(10):  # the board is quiet a while after its last event
+        tick = max(tick, t0 + log.events[-1].t) + rng.uniform(0.1, 1.0)
+        service.handle(ev.Tick(tick))
+    service.handle(BoardDone(tick, True, "the log ends"))
+    service.close()
+    live = [json.loads(line) for line in (tmp_path / "out.report.jsonl").open(encoding="utf-8")]
+    with (tmp_path / "out.sensor.jsonl").open(encoding="utf-8") as stream:
+        record = replay_log(read_sensor_log(stream), PROFILES["fide"])
+    assert_same_report(live, [json.loads(line) for line in record.report_lines()])
+    assert live[0]["kind"] == "leds" and live[0]["t"] == 0.0
+    assert [line["code"] for line in live if line["kind"] == "alert"] == \
+        [code for code, _ in rendered.expected_alerts]
