@@ -117,6 +117,7 @@ def test_corpus_games_parse_cleanly() -> None:
     assert size < 1_000_000
 
 
+@pytest.mark.slow
 def test_corpus_has_the_special_moves() -> None:
     counts: dict[str, int] = {}
     for game in engine_games():
