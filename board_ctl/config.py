@@ -24,6 +24,7 @@ from board_ctl.core.timecontrol import TimeControl
 
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import ConfigError
+from board_ctl.livechess.address import parse_listen
 
 BACKENDS = ("serial", "gpio", "emulator")
 VIEWS = ("auto", "rich", "plain", "none")
@@ -141,6 +142,14 @@ class DisplayConfig:
 
 
 @dataclass(frozen=True)
+class LiveChessConfig:
+    listen: str = ""  # "": off; HOST:PORT serves LiveChess clients (board-ctl run --livechess)
+    serialnr: str = ""  # "": a stable number made from the host name and the board's port
+    origins: tuple[str, ...] = ("https://lichess.org", "https://www.chess.com",
+                                "https://chess.com")
+
+
+@dataclass(frozen=True)
 class Config:
     board: BoardConfig = field(default_factory=BoardConfig)
     serial: SerialConfig = field(default_factory=SerialConfig)
@@ -150,6 +159,7 @@ class Config:
     game: GameConfig = field(default_factory=GameConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
+    livechess: LiveChessConfig = field(default_factory=LiveChessConfig)
     source: str = field(default="", metadata={"internal": True})  # the file it came from
 
     def with_overrides(self, **sections: Mapping[str, Any]) -> Config:
@@ -286,6 +296,8 @@ def _check_cross(config: Config) -> None:
             TimeControl.parse(config.game.time_control)
         except ValueError as exc:
             raise ConfigError(f"game.time_control: {exc}") from None
+    if config.livechess.listen:
+        parse_listen(config.livechess.listen)  # a ConfigError naming livechess.listen
     used: dict[int, str] = {}
     for name, pin in pin_assignments(config):
         if pin in used:

@@ -2,7 +2,7 @@
 
     board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--time-control TC] [--pgn OUT]
                   [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
-                  [--data-dir DIR]
+                  [--data-dir DIR] [--livechess [ADDR]]
 
 Every game is archived in the data directory with its crash-safe journal; a game left
 unfinished there (the service was killed, the power went) is resumed at start-up.
@@ -28,6 +28,8 @@ from board_ctl.archive import Archive, default_data_dir
 from board_ctl.config import Config, load_config
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import BoardCtlError, ConfigError
+from board_ctl.livechess.address import DEFAULT_LISTEN
+from board_ctl.livechess.run import endpoint_from_config
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import open_board
 from board_ctl.service.game import OutputNamer
@@ -72,6 +74,9 @@ def add_parser(subparsers: Any) -> None:
                      help="the archive: a folder and a crash-safe journal for every game; an "
                           "unfinished game there is resumed at start-up (default: [output] "
                           f"data_dir, else {default_data_dir()})")
+    run.add_argument("--livechess", nargs="?", const=DEFAULT_LISTEN, metavar="ADDR",
+                     help="serve LiveChess clients (lichess.org/dgt, chess.com) on ADDR "
+                          f"(default {DEFAULT_LISTEN}; else [livechess] listen)")
     run.set_defaults(func=run_command)
 
 
@@ -126,7 +131,8 @@ def _config(args: argparse.Namespace) -> Config:
     game = {"time_control": args.time_control}
     return config.with_overrides(board=board, serial=serial, emulator=emulator, game=game,
                                  display={"view": args.view},
-                                 output={"data_dir": args.data_dir})
+                                 output={"data_dir": args.data_dir},
+                                 livechess={"listen": args.livechess})
 
 
 def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
@@ -146,9 +152,14 @@ def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
     options = RunOptions(once=args.once, lost_timeout=config.serial.lost_timeout)
     data_dir = config.output.data_dir
     archive = Archive(Path(data_dir).expanduser() if data_dir else default_data_dir())
-    return Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
-                   options=options, view=view, status=status, notifier=Notifier(),
-                   archive=archive)
+    endpoint = endpoint_from_config(config, start)
+    service = Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
+                      options=options, view=view, status=status, notifier=Notifier(),
+                      archive=archive, observers=[endpoint] if endpoint else [])
+    if endpoint is not None:
+        endpoint.start(service.submit)
+        view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com)")
+    return service
 
 
 def _route_logging(view: View) -> None:
