@@ -35,7 +35,7 @@ PGN_TERMINATION = {
 
 
 def report_object(effect: Effect) -> dict[str, Any] | None:
-    """The game-report line for an effect (see shared/spec/sensor-log.md)."""
+    """The game-report line for an effect (see docs/sensor-log.md)."""
     t = round(effect.t, 4)
     match effect:
         case MoveMade(ply=ply, move=move, san=san, clock=clock, elapsed=elapsed):

@@ -1,4 +1,4 @@
-"""The sensor log: JSON Lines of raw board events (see shared/spec/sensor-log.md).
+"""The sensor log: JSON Lines of raw board events (see docs/sensor-log.md).
 
 Reading never stops at a bad line: each one becomes a `SensorLogError` carrying its
 line number, and the rest of the log is still read. Only a `start` line whose position
