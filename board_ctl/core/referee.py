@@ -45,6 +45,7 @@ from board_ctl.core.effects import (
 )
 from board_ctl.core.leds import LedView, led_frame
 from board_ctl.core.profiles import PROFILES, Profile
+from board_ctl.core.sensorhealth import SensorHealth
 from board_ctl.core.shapes import Shape, shape_of
 from board_ctl.core.timebase import FOREVER, NEVER, TimeRangeError, seconds, to_us, us
 from board_ctl.core.timecontrol import TimeControl
@@ -60,15 +61,12 @@ CLOCK_GRACE = 0.3  # s after a press for a placement skewed behind it (6.2.4)
 PRESS_SKEW = 0.05  # s: a toggle this close to a press may belong to a move still landing
 GAME_END_HOLD = 2.0  # s a mating or drawing placement must stand to end the game unpressed
 ROOK_FIRST_MARGIN = 0.3  # s: a rook lifted this much before the king was touched first
-CHATTER_TOGGLES = 24  # raw toggles of one square within CHATTER_WINDOW: a failing switch
-CHATTER_WINDOW = 2.0
 MISMATCH_AFTER_US = us(MISMATCH_AFTER)
 RELEASED_AFTER_US = us(RELEASED_AFTER)
 CLOCK_GRACE_US = us(CLOCK_GRACE)
 PRESS_SKEW_US = us(PRESS_SKEW)
 GAME_END_HOLD_US = us(GAME_END_HOLD)
 ROOK_FIRST_MARGIN_US = us(ROOK_FIRST_MARGIN)
-CHATTER_WINDOW_US = us(CHATTER_WINDOW)
 MAX_FIRINGS = 64 + 8  # timers one event can fire: a settle per square, and the others
 
 
@@ -132,6 +130,9 @@ class _Position:
                 moves = self.board.generate_legal_moves(**{side: chess.BB_SQUARES[square]})
                 found = cache[square] = list(map(self._shape, moves))
             yield from found
+
+    def shape(self, move: chess.Move) -> Shape:
+        return self._shape(move)
 
     def _shape(self, move: chess.Move) -> Shape:
         shape = self._shapes.get(move)
@@ -279,7 +280,7 @@ class Referee:
         self.sensed = self.board.occupied  # settled sensor readings
         self.occupied = self.sensed  # the readings, faulty sensors read as the game needs
         self.faulty: chess.Bitboard = 0  # sensors found chattering or stuck: not believed
-        self._toggles: dict[chess.Square, list[int]] = {}
+        self.health = SensorHealth(self.debouncer.settle)
         self.turn = _Turn(_Position(self.board), 0)
         self.alerts: dict[str, Alert] = {}
         self.result: GameOver | None = None
@@ -428,13 +429,9 @@ class Referee:
     def _sensor(self, t: int, square: chess.Square, placed: bool) -> None:
         if self.faulty & chess.BB_SQUARES[square]:
             return  # not believed: neither a touch nor evidence of a capture
-        recent = self._toggles.setdefault(square, [])
-        recent.append(t)
-        while recent[0] < t - CHATTER_WINDOW_US:
-            recent.pop(0)
-        if len(recent) > CHATTER_TOGGLES:
-            self._sensor_fault(t, square, f"switched {len(recent)} times in "
-                                          f"{CHATTER_WINDOW:.0f} s")
+        failing = self.health.toggled(t, square)
+        if failing is not None:
+            self._sensor_fault(t, square, failing)
             return
         turn = self.turn
         self._last_raw = t
@@ -578,6 +575,13 @@ class Referee:
             return
         bit = chess.BB_SQUARES[change.square]
         self.sensed = self.sensed | bit if change.occupied else self.sensed & ~bit
+        if self.faulty & bit:
+            return  # (a change pending when the sensor was found faulty: not believed)
+        failing = self.health.settled(change.t, change.square)
+        if failing is not None:
+            self._sensor_fault(change.t, change.square, failing)
+            self._explain(change.t)
+            return
         self.occupied = self._reading()
         self._dirty = True
         turn = self.turn
@@ -633,10 +637,34 @@ class Referee:
     def _sensor_fault(self, t: int, square: chess.Square, why: str) -> None:
         """A sensor not to be believed any more; the game goes on without it."""
         self.faulty |= chess.BB_SQUARES[square]
+        self.health.forget(square)
         self._alert(t, "suspect-sensor", None, _squares(self.faulty),
                     f"the sensor of {chess.square_name(square)} {why}: it is ignored from "
                     "now on; check its reed switch after the game")
+        # What it reported this turn is no touch and no evidence of a capture either.
+        turn = self.turn
+        turn.touched = [(when, sq) for when, sq in turn.touched if sq != square]
+        turn.events_on.pop(square, None)
+        turn.lifted_raw.discard(square)
         self.occupied = self._reading()
+        self._dirty = True
+
+    def _sensor_doubt(self, squares: chess.Bitboard = 0) -> bool:
+        """Whether a faulty sensor may be why the board does not show a legal move: one of
+        these squares is faulty, or some legal move of the mover uses a faulty square.
+        A sensor fault is never turned into a penalty against a player."""
+        if not self.faulty:
+            return False
+        if squares & self.faulty:
+            return True
+        position = self.turn.position
+        for move in position.board.legal_moves:
+            shape = position.shape(move)
+            victim = chess.BB_SQUARES[shape.captured] if shape.captured is not None else 0
+            if (shape.vacated | shape.filled | victim | chess.BB_SQUARES[move.to_square]) \
+                    & self.faulty:
+                return True
+        return False
 
     def _one_flip(self) -> tuple[chess.Square, list[Shape]] | None:
         """A sensor that did not change though the move needs it to: the only one that,
@@ -1039,7 +1067,11 @@ class Referee:
         if turn.match is not None:
             self._complete_match(when)
         elif self.occupied == turn.position.occupied:
-            if self.profile.clock_without_move_is_illegal:
+            if self._sensor_doubt():
+                self._pressed = self._reported = None  # a move a faulty sensor hides?
+                self._note(pressed, "the clock was pressed with no move seen, and a suspect "
+                                    "sensor may hide one: no penalty; the turn goes on")
+            elif self.profile.clock_without_move_is_illegal:
                 self._illegal(pressed, "clock-no-move", (),
                               "the clock was pressed without a move (FIDE 7.5.3)")
             else:
@@ -1315,6 +1347,10 @@ class Referee:
             self._outage_mismatch(t)
             return
         position = self.turn.position
+        if self._sensor_doubt(position.occupied ^ self.occupied):
+            self._unjudged_mismatch(t, "a suspect sensor may be why the board shows no "
+                                       "legal move")
+            return
         emptied = position.occupied & ~self.occupied
         filled = self.occupied & ~position.occupied
         for square in captured or self._landings_of(emptied & position.board.occupied_co[
@@ -1343,11 +1379,16 @@ class Referee:
     def _outage_mismatch(self, t: int) -> None:
         """A press on a board that changed unseen while the link was down: no penalty; the
         position is to be restored (the LEDs show how), and play goes on from it."""
+        self._unjudged_mismatch(t, "moves were made while the board was not connected and "
+                                   "its scan does not tell which")
+
+    def _unjudged_mismatch(self, t: int, why: str) -> None:
+        """A press on a board the referee cannot judge fairly: no penalty; the position is
+        to be restored (the LEDs show how), and play goes on from it."""
         self._abandon_attempt()
         if "position-mismatch" not in self.alerts:
             self._mismatch(t)
-            self._note(t, "moves were made while the board was not connected and its scan "
-                          "does not tell which: restore the position shown (no penalty)")
+            self._note(t, f"{why}: restore the position shown (no penalty)")
 
     def _illegal(self, t: int, code: str, squares: tuple[chess.Square, ...], text: str) -> None:
         """A completed illegal move (7.5.1) or a press without a move (7.5.3)."""

@@ -43,6 +43,11 @@ class RenderStyle:
     use_clock: bool = True
     bounce: bool = True
     bounce_prob: float = 0.3  # share of lift/place transitions that bounce
+    # Bounce density: when set, EVERY lift and place bounces with this many extra pairs
+    # of toggles (drawn from the range), each toggle `bounce_gap` s after the one before
+    # (real reed switches: 0-10 pairs, 0.3-2 ms apart). None: bounce_prob's 1-2 pairs.
+    bounce_pairs: tuple[int, int] | None = None
+    bounce_gap: tuple[float, float] = (0.0003, 0.002)
     slides: bool = True
     slide_prob: float = 0.5  # share of slidable moves that are slid
     capture_styles: tuple[float, float, float, float] = (0.35, 0.35, 0.2, 0.1)  # CAPTURE_STYLES
@@ -189,14 +194,22 @@ class Renderer:
         self.lines.append({"t": self.tick / TICKS, "ev": ev, **fields})
 
     def _bounce(self, sq: chess.Square, first: str) -> None:
-        """Extra toggles after a transition: 2 or 4 of them within 2-8 ms."""
-        if not (self.style.bounce and self.rng.random() < self.style.bounce_prob):
+        """Extra toggles after a transition: 2 or 4 of them within 2-8 ms, or with a
+        bounce density, that many pairs `bounce_gap` apart after every transition."""
+        if not self.style.bounce:
+            return
+        other = "place" if first == "lift" else "lift"
+        if self.style.bounce_pairs is not None:
+            for i in range(2 * self.rng.randint(*self.style.bounce_pairs)):
+                self.tick += self.ticks(*self.style.bounce_gap)
+                self.emit(other if i % 2 == 0 else first, sq=chess.square_name(sq))
+            return
+        if not self.rng.random() < self.style.bounce_prob:
             return
         pairs = self.rng.choice((1, 2))
         span = self.rng.randint(20, 80)
         start = self.tick
         offsets = sorted(self.rng.sample(range(2, span + 1), 2 * pairs))
-        other = "place" if first == "lift" else "lift"
         for i, off in enumerate(offsets):
             self.tick = start + off
             self.emit(other if i % 2 == 0 else first, sq=chess.square_name(sq))
