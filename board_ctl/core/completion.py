@@ -209,9 +209,9 @@ class Completion(GameState):
             self._judge_pending_claim(t, mover)
             if self.result is not None:
                 return
-        if not shape.move.promotion and old.promotion and old.promotion_at > t:
+        if not shape.move.promotion:
             # Set after this move stood on the board: the opponent's choice, made early.
-            self.turn.promotion, self.turn.promotion_at = old.promotion, old.promotion_at
+            self.turn.selections = [(when, p) for when, p in old.selections if when > t]
         ended = self.endings.after_move(board)
         if ended is not None:
             self._game_over(t, *ended)

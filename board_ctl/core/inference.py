@@ -164,7 +164,7 @@ def with_promotion(turn: Turn, chosen: Shape, shapes: list[Shape]) -> Shape:
     """The promotion the selector chose (a queen by default) among the shapes."""
     if not chosen.move.promotion:
         return chosen
-    piece = turn.promotion or chess.QUEEN
+    piece = turn.selected() or chess.QUEEN
     for shape in shapes:
         if shape.move.to_square == chosen.move.to_square and shape.move.promotion == piece:
             return shape
@@ -219,14 +219,46 @@ def answers(turn: Turn, line: Shape, occupied: chess.Bitboard) -> bool:
     return bool(emptied) and not occupied & ~reply.occupied and not emptied & ~own
 
 
-def reply_put_down(turn: Turn, line: Shape, since: int, occupied: chess.Bitboard) -> bool:
-    """Whether the opponent's reply to `line` is seen putting a piece down."""
-    after = line.after(turn.position.occupied)
-    if occupied & ~after:
-        return True
+REPLY, HAND, NOT_YET = "reply", "hand", "not yet"
+
+
+def reply_put_down(turn: Turn, match: Match, line: Shape, since: int,
+                   occupied: chess.Bitboard, press_to_come: bool) -> str:
+    """Whether the opponent's reply to `line`, a capture whose piece nobody saw land, is
+    seen putting a piece down (REPLY), in a way the mover's own hand explains (HAND), or
+    not yet (NOT_YET).
+
+    The capturing piece is still in the mover's hand, as far as the board knows: a lift
+    of a piece it could be taking is the mover clearing his victim (perhaps set down for a
+    moment elsewhere), no evidence of the reply. With a clock (`press_to_come`: its press
+    will say when the move is made), a piece put down on a square the piece in hand could
+    have gone to is more likely it than the opponent's, no evidence either. (Without a
+    clock the reply is what completes a capture pushed off unseen: then it counts.)
+    """
+    position = turn.position
+    after = line.after(position.occupied)
+    put = occupied & ~after
+    if match is not turn.ambiguous:  # (a completed capture: the mover's hand has left)
+        lifted = after & ~occupied  # pieces gone from the position after `line`
+        victims = 0
+        for shape in match.shapes:
+            if shape.captured is not None:
+                victims |= chess.BB_SQUARES[shape.captured]
+        if lifted and not lifted & ~victims:
+            return HAND  # only the mover's possible victims were lifted
+        landing = 0  # where the piece in hand could have been put down
+        if press_to_come:
+            for shape in position.moves_from(chess.BB_SQUARES[line.move.from_square]):
+                landing |= shape.filled
+        if put and not put & ~landing:
+            return HAND  # only where the mover's piece could have landed
+    if put:
+        return REPLY
     events = turn.events_on
-    return any(reply.captured is not None and events.get(reply.captured, [(NEVER, False)])
-               [-1][0] >= since for reply in turn.replies_to(line).full(occupied))
+    if any(reply.captured is not None and events.get(reply.captured, [(NEVER, False)])
+           [-1][0] >= since for reply in turn.replies_to(line).full(occupied)):
+        return REPLY
+    return NOT_YET
 
 
 def reply_complete(turn: Turn, occupied: chess.Bitboard) -> bool:
@@ -271,12 +303,15 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
     waiting = False
     for match in lines(turn):
         fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied)]
-        if fitting and not placed(turn, match) and ctx.clock_in_use and not ctx.pressing:
-            # A piece in hand that no one saw land may still be on its way: with a
-            # clock its press says so; failing that, a reply that puts a piece down.
-            waiting = True
+        if fitting and not placed(turn, match) and not ctx.pressing:
+            # A piece in hand that no one saw land may still be on its way: a press says
+            # it landed; failing that, a reply that puts a piece down the mover's hand
+            # does not explain.
             since = match.left_at if match.left_at is not None else ctx.t
-            fitting = [s for s in fitting if reply_put_down(turn, s, since, ctx.occupied)]
+            verdicts = [reply_put_down(turn, match, s, since, ctx.occupied, ctx.clock_in_use)
+                        for s in fitting]
+            fitting = [s for s, verdict in zip(fitting, verdicts) if verdict == REPLY]
+            waiting = waiting or NOT_YET in verdicts
         if fitting:
             break
     else:
@@ -331,6 +366,9 @@ def explain(turn: Turn, ctx: Context) -> Reading:
                      and any(placed(turn, m) for m in turn.seen))
     if occupied == position.occupied:
         leave_match(turn, ctx)
+        begun = promotion_placed_first(turn, ctx)
+        if begun is not None:
+            return Reading(True, answer=begun)
         if not answering:
             turn.seen.clear()
         return AGREES
@@ -365,6 +403,46 @@ def explain(turn: Turn, ctx: Context) -> Reading:
     return UNEXPLAINED
 
 
+def promotion_placed_first(turn: Turn, ctx: Context) -> Answer | None:
+    """The board shows the position again after a capture, because the opponent put his
+    promotion piece on the square the capturing piece left, before lifting his pawn
+    (FIDE 4.6 allows either order): the capture stands, and his reply has begun. (Taking
+    the capture back would have lifted the piece from where it landed.)"""
+    for match in turn.seen:
+        origin = match.shapes[0].move.from_square
+        if match.placed or match.left_at is None:
+            continue
+        for shape in landings(turn, match):
+            after_landing = [e for e in turn.events_on.get(shape.move.to_square, ())
+                             if e[0] > match.since]
+            if any(not placed_ for _, placed_ in after_landing):
+                continue  # the capturing piece was lifted again: taken back, perhaps
+            reply = turn.replies_to(shape)
+            if any(m.promotion and m.to_square == origin for m in reply.board.generate_legal_moves(
+                    to_mask=chess.BB_SQUARES[origin])):
+                return Answer(match, [shape], match.left_at)
+    return None
+
+
+def arrived_with_others(turn: Turn, occupied: chess.Bitboard) -> Shape | None:
+    """A legal move whose piece has arrived (placed on its target, or seen landing on its
+    victim) while other squares differ from the position after it: once the move is made,
+    those are displaced pieces (FIDE 7.4), whichever side they belong to."""
+    position = turn.position
+    emptied = position.occupied & ~occupied
+    filled = occupied & ~position.occupied
+    for shape in position.moves_from(emptied & position.board.occupied_co[position.board.turn]):
+        if shape.vacated & ~emptied or shape.filled & ~filled:
+            continue
+        if not shape.filled:  # a capture: arrived only if seen landing on its victim
+            landed, _ = capture_evidence(turn, shape.move.from_square)
+            if shape.captured not in landed[:1]:
+                continue
+        if occupied ^ shape.after(position.occupied):
+            return shape
+    return None
+
+
 def in_hand(position: Position, occupied: chess.Bitboard) -> bool:
     """One hand, one move: the mover's pieces in hand (at most two, castling) and at most
     one victim lifted, put down or not. A move attempt, perhaps illegal, judged at the
@@ -378,9 +456,12 @@ def in_hand(position: Position, occupied: chess.Bitboard) -> bool:
 
 
 def reference_occupancy(turn: Turn) -> chess.Bitboard:
-    """The occupancy the board should show: the likeliest move seen, or the position."""
-    shown = lines(turn)
+    """The occupancy the board should show: the move made (its piece arrived while other
+    squares differ), the likeliest move seen, or the position."""
     base = turn.position.occupied
+    if turn.made is not None:
+        return turn.made.after(base)
+    shown = lines(turn)
     return shown[0].shapes[0].after(base) if shown else base
 
 

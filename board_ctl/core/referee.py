@@ -146,7 +146,7 @@ class Referee(Sensing, Completion):
             case ev.ClockPressed(_, side, times):
                 self._press(t, side, times)
             case ev.PromotionChosen(_, piece):
-                self.turn.promotion, self.turn.promotion_at = piece, t
+                self.turn.selections.append((t, piece))
                 match = self.turn.match
                 if (self.press.decision is not None and match is not None and match.promoting
                         and infer.placed(self.turn, match)):

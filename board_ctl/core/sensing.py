@@ -156,23 +156,16 @@ class Sensing(GameState):
     def _reply_begun(self, answer: Answer, t: int) -> None:
         """The opponent began his reply at `answer.cutoff`: the move is complete, and what
         happened from then on is his (touches, raw events, a selector set)."""
-        old = self.turn
-        carried, touched_since = old.split_at(answer.cutoff)
-        choice = None
-        if old.promotion is not None and old.promotion_at >= answer.cutoff:
-            choice = (old.promotion, old.promotion_at)  # set after the opponent began: his
-            old.promotion = None
+        carried = self.turn.split_at(answer.cutoff)
         self._commit(answer.fitting, answer.match.since)
-        if self.result is not None:
-            return
-        turn = self.turn
-        if choice is not None:
-            turn.promotion, turn.promotion_at = choice
-        turn.adopt(carried, touched_since, turn.position.occupied & ~self.occupied, t,
-                   self.debouncer.settle)
-        self._explain(t)
+        if self.result is None:
+            turn = self.turn
+            turn.adopt(carried, turn.position.occupied & ~self.occupied, t,
+                       self.debouncer.settle)
+            self._explain(t)
 
     def _explained(self, t: int) -> None:
+        self.turn.made = None
         self._apply(t, self.displaced.explained(self.turn.board, self.occupied,
                                                 "position-mismatch" in self.out.alerts))
         if "illegal-move" in self.out.alerts and (self.illegal.at_once or
@@ -181,7 +174,14 @@ class Sensing(GameState):
 
     def _unexplained(self, t: int) -> None:
         position = self.turn.position
+        emptied = position.occupied & ~self.occupied
+        theirs = emptied & ~position.board.occupied_co[position.board.turn]
         if infer.in_hand(position, self.occupied):
+            made = infer.arrived_with_others(self.turn, self.occupied)
+            if made is not None:  # the move is made: the rest is displaced (7.4)
+                self.turn.made = made
+                self.displaced.unexplained(t, 0)  # (knocked by the mover: no wrong side)
+                return
             # The mover's pieces in hand, put down or not: a move attempt, perhaps illegal,
             # judged at the clock press and not hinted at before it (12.6).
             self._explained(t)
@@ -190,8 +190,7 @@ class Sensing(GameState):
                 self.out.raise_(t, self.illegal.placement(
                     position.board.turn, position.occupied ^ self.occupied))
             return
-        emptied = position.occupied & ~self.occupied
-        self.displaced.unexplained(t, emptied & ~position.board.occupied_co[position.board.turn])
+        self.displaced.unexplained(t, theirs)
 
     def _mismatch(self, when: int) -> None:
         reference = infer.reference_occupancy(self.turn)

@@ -21,6 +21,15 @@ RawEvents = list[tuple[int, bool]]  # (time, placed) raw transitions of one squa
 
 
 @dataclass(slots=True)
+class Carried:
+    """What happened from the moment the opponent's reply began: his, not the mover's."""
+
+    events: dict[chess.Square, RawEvents]
+    touched: list[tuple[int, chess.Square]]
+    selections: list[tuple[int, chess.PieceType]]
+
+
+@dataclass(slots=True)
 class Match:
     """The board showed the position after one of these moves (same occupancy) from `since`."""
 
@@ -59,8 +68,10 @@ class Turn:
     ambiguous: Match | None = None  # a completed capture whose square is unknown
     waiting_reply: bool = False  # the opponent may be answering an unseen capture
     replies: dict[chess.Move, Position] = field(default_factory=dict)
-    promotion: chess.PieceType | None = None
-    promotion_at: int = 0
+    # The promotion selector's settings, (time, piece): each belongs to the move of the
+    # side that set it; the latest before the move was completed counts.
+    selections: list[tuple[int, chess.PieceType]] = field(default_factory=list)
+    made: Shape | None = None  # a move made with other squares differing (7.4)
 
     @property
     def board(self) -> chess.Board:
@@ -73,6 +84,10 @@ class Turn:
         """A piece of the position lifted (settled): touched, once."""
         if all(sq != square for _, sq in self.touched):
             self.touched.append((t, square))
+
+    def selected(self, before: int = FOREVER) -> chess.PieceType | None:
+        """The promotion piece the selector was last set to before `before`."""
+        return next((piece for when, piece in reversed(self.selections) if when < before), None)
 
     def forget(self, square: chess.Square) -> None:
         """What a square reported is no touch and no evidence (its sensor is faulty)."""
@@ -97,33 +112,36 @@ class Turn:
             found = self.replies[shape.move] = Position(board)
         return found
 
-    def split_at(self, cutoff: int) -> tuple[dict[chess.Square, RawEvents],
-                                              list[tuple[int, chess.Square]]]:
-        """Keep what happened before `cutoff`; return the raw events and touches from
-        then on (the opponent's, once his reply is seen to have begun then)."""
-        carried = {sq: [e for e in seen if e[0] >= cutoff] for sq, seen in self.events_on.items()}
-        touched = [(when, sq) for when, sq in self.touched if when >= cutoff]
+    def split_at(self, cutoff: int) -> Carried:
+        """Keep what happened before `cutoff`; return the raw events, touches and
+        selector settings from then on (the opponent's, his reply having begun then)."""
+        carried = Carried(
+            {sq: [e for e in seen if e[0] >= cutoff] for sq, seen in self.events_on.items()},
+            [(when, sq) for when, sq in self.touched if when >= cutoff],
+            [(when, piece) for when, piece in self.selections if when >= cutoff])
         self.touched = [(when, sq) for when, sq in self.touched if when < cutoff]
         self.events_on = {sq: [e for e in seen if e[0] < cutoff]
                           for sq, seen in self.events_on.items()}
-        return carried, touched
+        self.selections = [(when, piece) for when, piece in self.selections if when < cutoff]
+        return carried
 
-    def adopt(self, carried: dict[chess.Square, RawEvents],
-              touched: list[tuple[int, chess.Square]], lifted: chess.Bitboard, t: int,
-              settle: int) -> None:
+    def adopt(self, carried: Carried, lifted: chess.Bitboard, t: int, settle: int) -> None:
         """Take over what the opponent did since his reply began (from `split_at` of the
         turn before): his touches, his lifts that outlasted the debounce, and the pieces
-        he holds now (`lifted`), as this turn's touches; his raw events as its own."""
-        first = dict((sq, when) for when, sq in reversed(touched))
-        for sq, seen in carried.items():
+        he holds now (`lifted`), as this turn's touches; his raw events and selector
+        settings as its own."""
+        events = carried.events
+        first = dict((sq, when) for when, sq in reversed(carried.touched))
+        for sq, seen in events.items():
             lift = first_real_lift(seen, settle)
             if lift is not None:
                 first.setdefault(sq, lift)
         for sq in squares(lifted):
-            first.setdefault(sq, (carried.get(sq) or [(t, False)])[0][0])
+            first.setdefault(sq, (events.get(sq) or [(t, False)])[0][0])
         self.touched = sorted((when, sq) for sq, when in first.items()
                               if self.position.occupied & chess.BB_SQUARES[sq])
-        self.events_on.update((sq, seen) for sq, seen in carried.items() if seen)
+        self.events_on.update((sq, seen) for sq, seen in events.items() if seen)
+        self.selections = sorted(carried.selections + self.selections)
 
 
 def first_real_lift(seen: RawEvents, settle: int) -> int | None:
