@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 import chess
 
@@ -46,8 +46,7 @@ class Illegal:
 ILLEGAL: Final = Illegal()
 
 
-@dataclass(frozen=True, slots=True)
-class Context:
+class Context(NamedTuple):
     """What inference needs besides the turn: the board now, and the moment."""
 
     t: int
@@ -304,14 +303,18 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
     for match in lines(turn):
         fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied)]
         if fitting and not placed(turn, match) and not ctx.pressing:
-            # A piece in hand that no one saw land may still be on its way: a press says
-            # it landed; failing that, a reply that puts a piece down the mover's hand
-            # does not explain.
+            # A piece in hand that no one saw land may still be on its way. With a clock,
+            # its press says when it landed; failing that, a reply that puts a piece down
+            # the mover's hand does not explain. Without one, any reply his hand does not
+            # explain (it may be a capture pushed off unseen in turn: nothing put down).
             since = match.left_at if match.left_at is not None else ctx.t
             verdicts = [reply_put_down(turn, match, s, since, ctx.occupied, ctx.clock_in_use)
                         for s in fitting]
-            fitting = [s for s, verdict in zip(fitting, verdicts) if verdict == REPLY]
-            waiting = waiting or NOT_YET in verdicts
+            if ctx.clock_in_use:
+                fitting = [s for s, verdict in zip(fitting, verdicts) if verdict == REPLY]
+                waiting = waiting or NOT_YET in verdicts
+            else:
+                fitting = [s for s, verdict in zip(fitting, verdicts) if verdict != HAND]
         if fitting:
             break
     else:
