@@ -43,6 +43,11 @@ class Outbox:
     def add(self, effect: Effect) -> None:
         self.effects.append(effect)
 
+    @property
+    def unframed(self) -> bool:
+        """Whether anything happened that the last frame does not show."""
+        return self.dirty or len(self.effects) != self._framed
+
     def frame(self, t: int, state: Hashable, boards: tuple[chess.Bitboard, chess.Bitboard],
               view: Callable[[], LedView]) -> None:
         """A LED frame at `t` when what the LEDs show has changed since the last one; its
@@ -52,7 +57,7 @@ class Outbox:
         the open alerts, the sound of the new effects and, while the players must restore
         the position, the `boards` (what the sensors show, what the game needs): the work
         is skipped while that signature is unchanged."""
-        if not self.dirty and len(self.effects) == self._framed:
+        if not self.unframed:
             return
         self.dirty = False
         new = self.effects[self._framed:]

@@ -228,6 +228,8 @@ class Referee(Sensing, Completion):
 
     def _frame(self, _when: int | None = None) -> None:
         """A LED frame at `now` if what the LEDs show changed since the last one."""
+        if not self.out.unframed:
+            return  # nothing new since the last frame: the common case, made cheap
         turn = self.turn
         state = (len(self.board.move_stack), self.result,
                  turn.ambiguous is not None and turn.ambiguous.key, turn.must_move, self.faulty)
