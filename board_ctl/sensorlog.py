@@ -82,15 +82,21 @@ def _start(obj: dict[str, Any]) -> StartInfo:
         tags = {}
     good: dict[str, str] = {}
     for name, value in tags.items():
-        if not _TAG_NAME.fullmatch(name) or name in _TAGS_OF_OUR_OWN:
-            problems.append(f"tag {name!r} left out: not a PGN tag name, or one the game "
-                            "record sets itself")
-        elif not isinstance(value, str) or '"' in value or "\n" in value:
-            problems.append(f"tag {name!r} left out: its value must be one line of text "
-                            "without double quotes")
+        problem = tag_problem(name, value)
+        if problem:
+            problems.append(f"{problem}; left out")
         else:
             good[name] = value
     return StartInfo(fen=board.fen(), time_control=tc, tags=good, problems=tuple(problems))
+
+
+def tag_problem(name: object, value: object) -> str | None:
+    """Why (name, value) cannot be a PGN tag of a game's record; None when it can."""
+    if not isinstance(name, str) or not _TAG_NAME.fullmatch(name) or name in _TAGS_OF_OUR_OWN:
+        return f"tag {name!r}: not a PGN tag name, or one the game record sets itself"
+    if not isinstance(value, str) or '"' in value or "\n" in value:
+        return f"tag {name!r}: its value must be one line of text without double quotes"
+    return None
 
 
 def _snapshot(obj: dict[str, Any], t: float) -> ev.Snapshot:
@@ -115,6 +121,44 @@ def _clock(obj: dict[str, Any], t: float) -> ev.ClockPressed:
     return ev.ClockPressed(t, side, (float(values[0]), float(values[1])))  # type: ignore[arg-type]
 
 
+def _text(obj: dict[str, Any], key: str) -> str:
+    value = obj.get(key, "")
+    if not isinstance(value, str):
+        raise ValueError(f"{key!r} must be a string, not {value!r}")
+    return value
+
+
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+
+
+def _arbiter_result(obj: dict[str, Any], t: float) -> ev.ArbiterResult:
+    result = obj.get("result")
+    if result not in RESULTS:
+        raise ValueError(f"'result' must be one of {', '.join(RESULTS)}, not {result!r}")
+    return ev.ArbiterResult(t, result, _text(obj, "reason"), _text(obj, "by"), _text(obj, "ref"))
+
+
+def _set_clocks(obj: dict[str, Any], t: float) -> ev.ClocksSet:
+    values = (obj.get("white"), obj.get("black"))
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+               and v >= 0 for v in values):
+        raise ValueError("'white' and 'black' must both be seconds (a number, 0 or more), "
+                         f"not {values[0]!r} and {values[1]!r}")
+    return ev.ClocksSet(t, float(values[0]), float(values[1]),  # type: ignore[arg-type]
+                        _text(obj, "by"), _text(obj, "ref"))
+
+
+def _tags(obj: dict[str, Any], t: float) -> ev.TagsSet:
+    tags = obj.get("tags")
+    if not isinstance(tags, dict):
+        raise ValueError("'tags' must be an object of PGN tags")
+    for name, value in tags.items():
+        problem = tag_problem(name, value)
+        if problem:
+            raise ValueError(problem)
+    return ev.TagsSet(t, tuple(sorted(tags.items())), _text(obj, "by"), _text(obj, "ref"))
+
+
 _PARSERS: dict[str, Callable[[dict[str, Any], float], ev.Event]] = {
     "lift": lambda o, t: ev.Lifted(t, _square(o)),
     "place": lambda o, t: ev.Placed(t, _square(o)),
@@ -124,6 +168,9 @@ _PARSERS: dict[str, Callable[[dict[str, Any], float], ev.Event]] = {
     "draw-accept": lambda o, t: ev.DrawAccepted(t, _side(o)),
     "claim": lambda o, t: ev.DrawClaimed(t, _side(o)),
     "snapshot": _snapshot,
+    "arbiter-result": _arbiter_result,
+    "set-clocks": _set_clocks,
+    "tags": _tags,
 }
 
 
@@ -231,7 +278,24 @@ def event_to_json(event: ev.Event) -> dict[str, Any]:
         case ev.Snapshot(occupied=bits):
             return {"t": t, "ev": "snapshot",
                     "occupied": [chess.square_name(s) for s in chess.scan_forward(bits)]}
+        case ev.ArbiterResult(result=result, reason=reason, by=by, ref=ref):
+            return _ordered({"t": t, "ev": "arbiter-result", "result": result,
+                             "reason": reason}, by, ref)
+        case ev.ClocksSet(white=white, black=black, by=by, ref=ref):
+            return _ordered({"t": t, "ev": "set-clocks", "white": white, "black": black},
+                            by, ref)
+        case ev.TagsSet(tags=tags, by=by, ref=ref):
+            return _ordered({"t": t, "ev": "tags", "tags": dict(tags)}, by, ref)
     raise TypeError(f"not a sensor-log event: {event!r}")
+
+
+def _ordered(obj: dict[str, Any], by: str, ref: str) -> dict[str, Any]:
+    """An order's line: who gave it and its id, when known."""
+    if by:
+        obj["by"] = by
+    if ref:
+        obj["ref"] = ref
+    return obj
 
 
 def start_to_json(start: StartInfo) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import chess
 
+from board_ctl.core import arbiter
 from board_ctl.core import events as ev
 from board_ctl.core.clock import ChessClock, ClockReading, ExternalClock, PressResult, flag_result
 from board_ctl.core.debounce import DEFAULT_SETTLE, Debouncer, SettledChange
@@ -288,7 +289,7 @@ class Referee:
 
     def feed(self, event: ev.Event) -> list[Effect]:
         self._advance(event.t)
-        if self.result is None:
+        if self.result is None or type(event) in ev.ARBITER_EVENTS:  # a result corrected
             self._handle(event)
         return self._drain()
 
@@ -416,6 +417,12 @@ class Referee:
                 self._accept_draw(t, side)
             case ev.DrawClaimed(t, side):
                 self._claim(t, side)
+            case ev.ArbiterResult():
+                arbiter.decide(self, event)
+            case ev.ClocksSet():
+                arbiter.set_clocks(self, event)
+            case ev.TagsSet():
+                arbiter.set_tags(self, event)
             case ev.Tick():
                 pass
 

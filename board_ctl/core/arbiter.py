@@ -1,0 +1,61 @@
+"""What the arbiter orders from outside the board (the arbiter station over MQTT): a
+result decided or corrected, both clocks set (FIDE 6.10), the game's tags. The referee
+dispatches the events here; each becomes effects the record and the journal keep, so a
+replay of the game's log or journal reaches the same game."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from board_ctl.core import events as ev
+from board_ctl.core.effects import GameOver, TagsChanged
+
+if TYPE_CHECKING:
+    from board_ctl.core.referee import Referee
+
+ADJUDICATION = "adjudication"  # the termination of a result the arbiter gave
+
+
+def _who(by: str) -> str:
+    return f" ({by})" if by else ""
+
+
+def _hms(seconds: float) -> str:
+    whole = int(seconds)
+    frac = seconds - whole
+    text = f"{whole // 3600}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+    return text + (f"{frac:.3f}"[1:].rstrip("0") if frac else "")
+
+
+def decide(referee: Referee, order: ev.ArbiterResult) -> None:
+    """The game ends with the arbiter's result; a result already given is replaced."""
+    because = f": {order.reason}" if order.reason else ""
+    current = referee.result
+    if current is None:
+        referee._note(order.t, f"result {order.result} given by the arbiter{_who(order.by)}"
+                               f"{because}")
+        referee._game_over(order.t, order.result, ADJUDICATION)
+        return
+    if (current.result, current.termination) == (order.result, ADJUDICATION):
+        return  # said again: nothing changes
+    referee._note(order.t, f"result corrected by the arbiter{_who(order.by)} from "
+                           f"{current.result} to {order.result}{because}")
+    referee.result = GameOver(order.t, order.result, ADJUDICATION)
+    referee._out.append(referee.result)
+    referee._dirty = True
+
+
+def set_clocks(referee: Referee, order: ev.ClocksSet) -> None:
+    """Both clocks show the arbiter's times from now; the turn goes on (FIDE 6.10). An
+    external clock's next reading is taken as it is: the arbiter set that clock too."""
+    if referee.result is not None:
+        return
+    at = max(order.t, referee.clock.now or 0.0)
+    referee.clock.set_times(order.white, order.black, at)
+    referee.external.forget_last()
+    referee._note(order.t, f"clocks set by the arbiter{_who(order.by)}: White "
+                           f"{_hms(order.white)}, Black {_hms(order.black)} (FIDE 6.10)")
+
+
+def set_tags(referee: Referee, order: ev.TagsSet) -> None:
+    referee._out.append(TagsChanged(order.t, order.tags))
