@@ -141,6 +141,29 @@ class DisplayConfig:
 
 
 @dataclass(frozen=True)
+class MqttConfig:
+    """Publishing to the hall's broker (board_ctl.hall); url "": not published."""
+
+    url: str = ""  # mqtt://HOST[:PORT] or mqtts://HOST[:PORT]
+    board_id: str = ""
+    username: str = ""  # "": the board id
+    password_file: str = ""
+    topic_prefix: str = "board-ctl"
+    ca_file: str = ""  # mqtts: the CA that signed the broker's certificate ("": the system's)
+    event: str = ""  # the hall's tags for this board's games (over [game]'s)
+    site: str = ""
+    round: str = ""
+    board_no: int = field(default=0, metadata=_range(0))  # 0: none
+
+    def tags(self) -> dict[str, str]:
+        tags = {tag: getattr(self, key) for key, tag in
+                (("event", "Event"), ("site", "Site"), ("round", "Round")) if getattr(self, key)}
+        if self.board_no:
+            tags["Board"] = str(self.board_no)
+        return tags
+
+
+@dataclass(frozen=True)
 class Config:
     board: BoardConfig = field(default_factory=BoardConfig)
     serial: SerialConfig = field(default_factory=SerialConfig)
@@ -150,6 +173,7 @@ class Config:
     game: GameConfig = field(default_factory=GameConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
+    mqtt: MqttConfig = field(default_factory=MqttConfig)
     source: str = field(default="", metadata={"internal": True})  # the file it came from
 
     def with_overrides(self, **sections: Mapping[str, Any]) -> Config:
@@ -286,6 +310,11 @@ def _check_cross(config: Config) -> None:
             TimeControl.parse(config.game.time_control)
         except ValueError as exc:
             raise ConfigError(f"game.time_control: {exc}") from None
+    if config.mqtt.url:
+        from board_ctl.hall.settings import check_board_id, check_prefix
+
+        check_board_id(config.mqtt.board_id)  # (the password file is read at start)
+        check_prefix(config.mqtt.topic_prefix)
     used: dict[int, str] = {}
     for name, pin in pin_assignments(config):
         if pin in used:
