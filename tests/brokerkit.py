@@ -214,3 +214,82 @@ class Station:
     def close(self) -> None:
         self.client.disconnect()
         self.client.loop_stop()
+
+
+class CutProxy:
+    """A TCP relay between a board and the broker that can be cut (every connection
+    dropped, new ones refused) and restored: the board loses the broker, the broker and
+    the station stay up."""
+
+    def __init__(self, port: int) -> None:
+        self.target = port
+        self.server = socket.socket()
+        self.server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.server.bind(("127.0.0.1", 0))
+        self.server.listen(16)
+        self.port = int(self.server.getsockname()[1])
+        self.cut = False
+        self._pairs: list[tuple[socket.socket, socket.socket]] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"mqtt://127.0.0.1:{self.port}"
+
+    def _accept(self) -> None:
+        while not self._closed:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                return
+            if self.cut:
+                conn.close()
+                continue
+            try:
+                upstream = socket.create_connection(("127.0.0.1", self.target), timeout=5)
+            except OSError:
+                conn.close()
+                continue
+            with self._lock:
+                self._pairs.append((conn, upstream))
+            for a, b in ((conn, upstream), (upstream, conn)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while True:
+                data = a.recv(65536)
+                if not data:
+                    break
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+    def cut_off(self) -> None:
+        self.cut = True
+        with self._lock:
+            pairs, self._pairs = self._pairs, []
+        for pair in pairs:
+            for s in pair:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()
+
+    def restore(self) -> None:
+        self.cut = False
+
+    def close(self) -> None:
+        self._closed = True
+        self.cut_off()
+        self.server.close()

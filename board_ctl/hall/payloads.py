@@ -28,6 +28,11 @@ class Live:
     tags: tuple[tuple[str, str], ...] = ()  # the next game's tags, while setting up
 
 
+def _link(text: str) -> str:
+    """The contract's two words for the service's link text ("lost, reconnecting")."""
+    return "connected" if text.startswith("connected") else "lost"
+
+
 def _head(board: str, game: str | None, now_ms: int) -> dict[str, Any]:
     return {"v": V, "board": board, "game": game, "time": now_ms}
 
@@ -83,7 +88,7 @@ def state_payload(board: str, model: GameModel | None, live: Live | None,
                 "start_fen": live.fen, "fen": live.fen,
                 "turn": SIDE_NAMES[board_fen.turn], "ply": 0, "last_move": None,
                 "clock": None, "alerts": [], "result": "*", "termination": "",
-                "link": live.link, "phase": "setup"}
+                "link": _link(live.link), "phase": "setup"}
     moves = model.record.moves
     last = moves[-1] if moves else None
     result = model.result
@@ -107,6 +112,6 @@ def state_payload(board: str, model: GameModel | None, live: Live | None,
                    for a in model.alerts.values()],
         "result": result.result if result else "*",
         "termination": result.termination if result else "",
-        "link": live.link if current and live is not None else "connected",
+        "link": _link(live.link) if current and live is not None else "connected",
         "phase": "over" if result is not None else ("playing" if current else "over"),
     }

@@ -233,6 +233,7 @@ class BoardPublisher:
                 self._wake.wait(POLL)
                 self._wake.clear()
                 self._take_inbox()
+                self._learn_games()
                 if self._connected and self._wall() >= self._retry_at:
                     self._pump(force_pgn=self._closing is not None)
                 self._save_progress()
@@ -315,6 +316,9 @@ class BoardPublisher:
         live = self._live
         if live is None or live.game_id is None or live.game_id <= self._known:
             return
+        if self._window.done is None:  # the first game ever: published from its start,
+            self._window.done = Place(live.game_id, 0)  # also after a restart
+            self._save_progress(force=True)
         # (the first game ever published: none before it)
         for game in self._archive_games(since=self._known) if self._known else []:
             if game > self._known and game not in self._games:
@@ -325,7 +329,6 @@ class BoardPublisher:
         self._known = live.game_id
 
     def _pump(self, force_pgn: bool = False) -> None:
-        self._learn_games()
         self._at_end = False
         while self._window.waiting < self.window_size:
             if self._model is None:
