@@ -40,7 +40,12 @@ FIDE_ID_DIGITS = 12
 
 
 class CommandError(ValueError):
-    """A command that cannot be done as sent: the reply's error."""
+    """A command that cannot be done as sent: the reply's error (`command_id`: the
+    command's id when it could be read)."""
+
+    def __init__(self, message: str, command_id: object = None) -> None:
+        super().__init__(message)
+        self.command_id = command_id
 
 
 @dataclass(frozen=True)
@@ -69,8 +74,7 @@ class Order:
 
 
 def parse(verb: str, payload: bytes) -> Order:
-    """The order a command's payload gives; CommandError (with the id when one was
-    readable: `error.args[1]`) saying what is wrong."""
+    """The order a command's payload gives; CommandError saying what is wrong."""
     try:
         data = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -81,6 +81,7 @@ class Connection:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
+        self.native_ids: list[int] = []  # the threads that work for this board (CPU figures)
 
     # ------------------------------------------------------------------ running
 
@@ -90,6 +91,7 @@ class Connection:
         self._thread.start()
 
     def _run(self) -> None:
+        self.native_ids.append(threading.get_native_id())
         delay = MIN_DELAY
         while not self._closing.is_set():
             client = self._new_client()

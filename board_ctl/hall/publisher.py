@@ -80,6 +80,7 @@ class BoardPublisher:
         self.dir = state_dir or archive.root / "hall" / settings.board_id
         self.window_size = window
         self.pgn_every = pgn_every
+        self.drain_for = DRAIN  # s the publisher may take at the end to send what is left
         self._wall = wall
         self.progress = ProgressFile(self.dir / "progress.json")
         self.ledger = CommandLedger(self.dir / "commands.jsonl")
@@ -111,6 +112,7 @@ class BoardPublisher:
         self._saved: Place | None = self._window.done
         self._saved_at = 0.0
         self.stats = {"published": 0, "acked": 0, "connections": 0, "commands": 0}
+        self.native_ids: list[int] = self.connection.native_ids  # its threads (CPU figures)
 
     # ------------------------------------------------------------------ the service side
 
@@ -162,13 +164,21 @@ class BoardPublisher:
             log.warning("MQTT broker %s not reachable (%s): the board plays on and publishes "
                         "every move once it is", self.settings.url, why)
 
-    def stop(self, drain: float = DRAIN) -> None:
+    def stop(self, drain: float | None = None) -> None:
         """Publish what the journals still hold (up to `drain` s), say offline, disconnect."""
+        self.request_stop(drain)
+        self.join()
+
+    def request_stop(self, drain: float | None = None) -> None:
+        if self._thread is None or self._closing is not None:
+            return
+        self._closing = self._wall() + (self.drain_for if drain is None else drain)
+        self._wake.set()
+
+    def join(self) -> None:
         if self._thread is None:
             return
-        self._closing = self._wall() + drain
-        self._wake.set()
-        self._thread.join(timeout=drain + 5)
+        self._thread.join(timeout=max((self._closing or 0.0) - self._wall(), 0.0) + 5)
         self._thread = None
         self.connection.close(goodbye=(self.settings.topic("status"), b"offline"))
         self.ledger.close()
@@ -206,9 +216,8 @@ class BoardPublisher:
         try:
             order = parse(verb, bytes(message.payload))
         except CommandError as exc:
-            command_id = exc.args[1] if len(exc.args) > 1 else None
             self._inbox.append(("reply", payloads.reply_payload(
-                self.settings.board_id, command_id, False, str(exc.args[0]), None,
+                self.settings.board_id, exc.command_id, False, str(exc), None,
                 int(self._wall() * 1000)), client, message.mid))
             self._wake.set()
             return
@@ -228,6 +237,7 @@ class BoardPublisher:
     # ------------------------------------------------------------------ the thread
 
     def _run(self) -> None:
+        self.native_ids.append(threading.get_native_id())
         try:
             while True:
                 self._wake.wait(POLL)
@@ -238,8 +248,8 @@ class BoardPublisher:
                     self._pump(force_pgn=self._closing is not None)
                 self._save_progress()
                 if self._closing is not None and (
-                        self._wall() >= self._closing or not self._connected
-                        or self._drained()):
+                        self._wall() >= self._closing or self._drained()
+                        or not self.stats["connections"]):  # (never connected: no wait)
                     break
         except Exception:  # never take the service down with the publisher
             log.exception("MQTT publisher of board %s stopped", self.settings.board_id)
