@@ -244,6 +244,7 @@ class BoardPublisher:
                 self._wake.clear()
                 self._take_inbox()
                 self._learn_games()
+                self._at_end = False
                 if self._connected and self._wall() >= self._retry_at:
                     self._pump(force_pgn=self._closing is not None)
                 self._save_progress()
@@ -259,7 +260,9 @@ class BoardPublisher:
                 self._tail.close()
 
     def _drained(self) -> bool:
-        return not self._games and self._window.waiting == 0 and self._at_end
+        """Everything journaled is published and acknowledged (read just now)."""
+        return self._connected and not self._games and self._window.waiting == 0 and \
+            self._at_end
 
     def _take_inbox(self) -> None:
         while self._inbox:
