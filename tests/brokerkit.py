@@ -63,8 +63,10 @@ class Broker:
         conf = conf.replace("/etc/mosquitto/board-ctl.passwd", str(passwd))
         conf = conf.replace("/etc/mosquitto/board-ctl.acl", str(CONFIG / "board-ctl.acl"))
         conf = conf.replace("/var/lib/mosquitto/", f"{self.dir}/")
+        conf = conf.replace("/run/mosquitto/mosquitto.pid", f"{self.dir}/mosquitto.pid")
+        conf = conf.replace("/var/log/mosquitto/mosquitto.log", f"{self.dir}/mosquitto.log")
         conf = conf.replace("autosave_interval 30", f"autosave_interval {autosave}")
-        conf += f"\nlog_dest file {self.dir}/mosquitto.log\nlog_type all\n"
+        conf += "\nlog_type all\n"
         if os.geteuid() == 0:  # (as root it would become `mosquitto`, who cannot read tmp)
             conf += "user root\n"
         self.conf = self.dir / "mosquitto.conf"
