@@ -84,6 +84,7 @@ def test_a_board_reads_only_its_own_commands(broker: Broker) -> None:
         station.close()
 
 
+@pytest.mark.slow
 def test_anonymous_and_wrong_passwords_are_refused(broker: Broker) -> None:
     for user, password in (("b1", "wrong"), ("nobody", "x"), ("", "")):
         c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, protocol=mqtt.MQTTv5)

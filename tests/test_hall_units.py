@@ -171,7 +171,7 @@ def test_every_report_line_gives_its_effect_back(effect: object) -> None:
 # ---------------------------------------------------------------- what the broker acknowledged
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.booleans(), min_size=1, max_size=40), st.randoms(use_true_random=False))
 def test_the_done_place_is_where_every_line_before_is_acknowledged(
         carries: list[bool], rng: object) -> None:
