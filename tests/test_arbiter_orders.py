@@ -171,3 +171,12 @@ def test_the_start_line_keeps_its_tag_rules() -> None:
     assert log.start.tags == {"White": "A"}
     assert len(log.errors) == 2 and all("left out" in str(e) for e in log.errors)
     assert StartInfo().tags == {}
+
+
+def test_a_result_confirmed_keeps_how_the_game_ended() -> None:
+    referee, record = game()
+    feed(referee, record, events(FOOLS_MATE))
+    said = len(record.report)
+    feed(referee, record, [ev.ArbiterResult(referee.now + 5, "0-1", "confirmed", by="chief")])
+    assert referee.result is not None and referee.result.termination == "checkmate"
+    assert len(record.report) == said

@@ -36,8 +36,8 @@ def decide(referee: Referee, order: ev.ArbiterResult) -> None:
                                f"{because}")
         referee._game_over(order.t, order.result, ADJUDICATION)
         return
-    if (current.result, current.termination) == (order.result, ADJUDICATION):
-        return  # said again: nothing changes
+    if current.result == order.result:
+        return  # the result stands (said again, or confirmed): nothing changes
     referee._note(order.t, f"result corrected by the arbiter{_who(order.by)} from "
                            f"{current.result} to {order.result}{because}")
     referee.result = GameOver(order.t, order.result, ADJUDICATION)
