@@ -20,6 +20,7 @@ import argparse
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -111,6 +112,7 @@ def main() -> int:
                         help="cut board 1 from the broker for this many s, mid-round")
     parser.add_argument("--data", type=Path, help="where the journals go (default /dev/shm)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--keep", action="store_true", help="keep the journals and logs")
     parser.add_argument("--subscriber", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--password", help=argparse.SUPPRESS)
@@ -244,6 +246,8 @@ def main() -> int:
           f"({100 * process_cpu / played:.1f} %)")
     ok = delivered == total and shown_twice == 0 and out_of_order == 0
     print("nothing lost" if ok else "LOST OR DISORDERED MOVES")
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
     return 0 if ok else 1
 
 
