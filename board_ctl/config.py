@@ -24,6 +24,7 @@ from board_ctl.core.timecontrol import TimeControl
 
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import ConfigError
+from board_ctl.livechess.address import parse_listen
 
 BACKENDS = ("serial", "gpio", "emulator")
 VIEWS = ("auto", "rich", "plain", "none")
@@ -164,6 +165,14 @@ class MqttConfig:
 
 
 @dataclass(frozen=True)
+class LiveChessConfig:
+    listen: str = ""  # "": off; HOST:PORT serves LiveChess clients (board-ctl run --livechess)
+    serialnr: str = ""  # "": a stable number made from the host name and the board's port
+    origins: tuple[str, ...] = ("https://lichess.org", "https://www.chess.com",
+                                "https://chess.com")
+
+
+@dataclass(frozen=True)
 class Config:
     board: BoardConfig = field(default_factory=BoardConfig)
     serial: SerialConfig = field(default_factory=SerialConfig)
@@ -174,6 +183,7 @@ class Config:
     output: OutputConfig = field(default_factory=OutputConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)
+    livechess: LiveChessConfig = field(default_factory=LiveChessConfig)
     source: str = field(default="", metadata={"internal": True})  # the file it came from
 
     def with_overrides(self, **sections: Mapping[str, Any]) -> Config:
@@ -315,6 +325,8 @@ def _check_cross(config: Config) -> None:
 
         check_board_id(config.mqtt.board_id)  # (the password file is read at start)
         check_prefix(config.mqtt.topic_prefix)
+    if config.livechess.listen:
+        parse_listen(config.livechess.listen)  # a ConfigError naming livechess.listen
     used: dict[int, str] = {}
     for name, pin in pin_assignments(config):
         if pin in used:

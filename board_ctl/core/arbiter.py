@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from board_ctl.core import events as ev
 from board_ctl.core.effects import GameOver, TagsChanged
+from board_ctl.core.timebase import seconds
 
 if TYPE_CHECKING:
     from board_ctl.core.referee import Referee
@@ -27,35 +28,35 @@ def _hms(seconds: float) -> str:
     return text + (f"{frac:.3f}"[1:].rstrip("0") if frac else "")
 
 
-def decide(referee: Referee, order: ev.ArbiterResult) -> None:
-    """The game ends with the arbiter's result; a result already given is replaced."""
+def decide(referee: Referee, order: ev.ArbiterResult, t: int) -> None:
+    """The game ends with the arbiter's result; a result already given is replaced.
+    `t`: the order's time in the core's microseconds."""
     because = f": {order.reason}" if order.reason else ""
     current = referee.result
     if current is None:
-        referee._note(order.t, f"result {order.result} given by the arbiter{_who(order.by)}"
-                               f"{because}")
-        referee._game_over(order.t, order.result, ADJUDICATION)
+        referee._note(t, f"result {order.result} given by the arbiter{_who(order.by)}"
+                         f"{because}")
+        referee._game_over(t, order.result, ADJUDICATION)
         return
     if current.result == order.result:
         return  # the result stands (said again, or confirmed): nothing changes
-    referee._note(order.t, f"result corrected by the arbiter{_who(order.by)} from "
-                           f"{current.result} to {order.result}{because}")
-    referee.result = GameOver(order.t, order.result, ADJUDICATION)
+    referee._note(t, f"result corrected by the arbiter{_who(order.by)} from "
+                     f"{current.result} to {order.result}{because}")
+    referee.result = GameOver(seconds(t), order.result, ADJUDICATION)
     referee._out.append(referee.result)
     referee._dirty = True
 
 
-def set_clocks(referee: Referee, order: ev.ClocksSet) -> None:
+def set_clocks(referee: Referee, order: ev.ClocksSet, t: int) -> None:
     """Both clocks show the arbiter's times from now; the turn goes on (FIDE 6.10). An
     external clock's next reading is taken as it is: the arbiter set that clock too."""
     if referee.result is not None:
         return
-    at = max(order.t, referee.clock.now or 0.0)
-    referee.clock.set_times(order.white, order.black, at)
+    referee.clock.set_times(order.white, order.black, seconds(max(t, referee._clock_now())))
     referee.external.forget_last()
-    referee._note(order.t, f"clocks set by the arbiter{_who(order.by)}: White "
+    referee._note(t, f"clocks set by the arbiter{_who(order.by)}: White "
                            f"{_hms(order.white)}, Black {_hms(order.black)} (FIDE 6.10)")
 
 
-def set_tags(referee: Referee, order: ev.TagsSet) -> None:
-    referee._out.append(TagsChanged(order.t, order.tags))
+def set_tags(referee: Referee, order: ev.TagsSet, t: int) -> None:
+    referee._out.append(TagsChanged(seconds(t), order.tags))

@@ -2,7 +2,7 @@
 
     board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--time-control TC] [--pgn OUT]
                   [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
-                  [--data-dir DIR]
+                  [--data-dir DIR] [--livechess [ADDR]]
 
 Every game is archived in the data directory with its crash-safe journal; a game left
 unfinished there (the service was killed, the power went) is resumed at start-up.
@@ -28,6 +28,8 @@ from board_ctl.archive import Archive, default_data_dir
 from board_ctl.config import Config, load_config
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import BoardCtlError, ConfigError
+from board_ctl.livechess.address import DEFAULT_LISTEN
+from board_ctl.livechess.run import endpoint_from_config
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import open_board
 from board_ctl.service.game import OutputNamer
@@ -77,6 +79,9 @@ def add_parser(subparsers: Any) -> None:
                           "mqtts://HOST[:PORT] (default: [mqtt] url); see docs/mqtt.md")
     run.add_argument("--board-id", metavar="ID",
                      help="this board's id on the broker (default: [mqtt] board_id)")
+    run.add_argument("--livechess", nargs="?", const=DEFAULT_LISTEN, metavar="ADDR",
+                     help="serve LiveChess clients (lichess.org/dgt, chess.com) on ADDR "
+                          f"(default {DEFAULT_LISTEN}; else [livechess] listen)")
     run.set_defaults(func=run_command)
 
 
@@ -133,7 +138,8 @@ def _config(args: argparse.Namespace) -> Config:
                                  display={"view": args.view},
                                  output={"data_dir": args.data_dir},
                                  mqtt={"url": getattr(args, "mqtt", None),
-                                       "board_id": getattr(args, "board_id", None)})
+                                       "board_id": getattr(args, "board_id", None)},
+                                 livechess={"listen": args.livechess})
 
 
 def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
@@ -154,10 +160,14 @@ def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
     data_dir = config.output.data_dir
     archive = Archive(Path(data_dir).expanduser() if data_dir else default_data_dir())
     publisher = _publisher(config, archive)
-    service = Service(board, profile=PROFILES[config.board.profile], start=start,
-                      namer=namer, options=options, view=view, status=status,
-                      notifier=Notifier(), archive=archive,
-                      observers=[publisher] if publisher is not None else [])
+    endpoint = endpoint_from_config(config, start)
+    observers = [o for o in (publisher, endpoint) if o is not None]
+    service = Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
+                      options=options, view=view, status=status, notifier=Notifier(),
+                      archive=archive, observers=observers)
+    if endpoint is not None:
+        endpoint.start(service.submit)
+        view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com)")
     if publisher is not None:
         publisher.attach(service)
         publisher.start(wait=MQTT_WAIT)  # a refused login stops here, in one line
