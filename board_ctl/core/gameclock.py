@@ -99,6 +99,12 @@ class GameClock:
         self.external.allow_added_time(to_side, added)
         self.lever.add_time(to_side, added, seconds(max(t, self.now)))
 
+    def set_by_arbiter(self, white: float, black: float, t: int) -> None:
+        """Both clocks show these times from `t` (FIDE 6.10); an external clock's next
+        reading is taken as it is, since the arbiter set that clock too."""
+        self.lever.set_times(white, black, seconds(max(t, self.now)))
+        self.external.forget_last()
+
     def reconnected(self) -> None:
         """The link was down: an external clock may have run on, or been set, meanwhile."""
         self.external.forget_last()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import chess
 
+from board_ctl.core import arbiter
 from board_ctl.core import events as ev
 from board_ctl.core import inference as infer
 from board_ctl.core.clock import ChessClock
@@ -46,7 +47,7 @@ class Referee(Sensing, Completion):
         t = max(to_us(event.t), self._now)  # (time never runs back inside the core)
         self._frame()  # the LEDs until now: on the first feed, the opening frame at t = 0
         self._advance(t)
-        if self.result is None:
+        if self.result is None or type(event) in ev.ARBITER_EVENTS:  # a result corrected
             self._handle(event, t)
         return self._drain()
 
@@ -197,6 +198,12 @@ class Referee(Sensing, Completion):
                         self._game_over(t, "1/2-1/2", "agreement")
             case ev.DrawClaimed(_, side):
                 self._claim(t, side)
+            case ev.ArbiterResult():
+                arbiter.decide(self, event, t)
+            case ev.ClocksSet():
+                arbiter.set_clocks(self, event, t)
+            case ev.TagsSet():
+                self.out.add(arbiter.tags_changed(event, t))
 
     # ------------------------------------------------------------------ effects
 
