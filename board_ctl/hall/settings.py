@@ -97,6 +97,7 @@ def resolve(url: str, board_id: str, *, username: str = "", password_file: str =
         if not Path(ca_file).expanduser().is_file():
             raise ConfigError(f"mqtt.ca_file: no such file {ca_file}")
     user = unquote(parts.username) if parts.username else (username or board_id)
+    assert parts.hostname  # (check_url refused a URL without one)
     return MqttSettings(host=parts.hostname, port=port, board_id=board_id, username=user,
                         password=password, tls=parts.scheme == "mqtts",
                         ca_file=str(Path(ca_file).expanduser()) if ca_file else None,
