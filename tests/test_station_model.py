@@ -256,6 +256,29 @@ def test_bad_payloads_are_refused_and_change_nothing(kind: str, payload: bytes) 
     assert (card(hall.boards["b12"], True), detail(hall.boards["b12"], True)) == before
 
 
+@pytest.mark.parametrize("key,value", [
+    ("start_fen", "nonsense"),             # the pages and the broadcast build boards from it
+    ("start_fen", "rnbqkbnr/pppppppp/8 w - - 0 1"),
+    ("fen", "rnbqkbnr/pppppppp w"),
+    ("termination", {"why": "mate"}),      # found bad after the position was applied
+    ("white", {"name": ["Anna"]}),
+    ("event", [1]),
+    ("round", {"n": 3}),
+    ("site", True),
+])
+def test_a_state_with_one_bad_field_is_refused_whole(key: str, value: object) -> None:
+    board = contract_board("b14")
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    before = card(hall.boards["b14"], True), detail(hall.boards["b14"], True)
+    state = board.play()[1]  # the next move's state, refused: the move's own message is not fed
+    data = json.loads(state.payload)
+    data[key] = value
+    assert hall.apply(state.topic, json.dumps(data).encode(), NOW) is None
+    assert hall.rejected == 1
+    assert (card(hall.boards["b14"], True), detail(hall.boards["b14"], True)) == before
+
+
 @settings(max_examples=100, deadline=None)
 @given(kind=st.sampled_from(["status", "state", "move", "alert", "clear", "pgn", "reply"]),
        payload=st.one_of(st.binary(max_size=200),

@@ -235,37 +235,41 @@ class Hall:
 
     def _on_state(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)
+        # Every field is read and checked before anything is applied: a state refused
+        # for one field leaves the game as it was.
         time_ms = require_int(data, "time")
-        fen = require_str(data, "fen")
-        try:
-            chess.Board(fen)
-        except ValueError:
-            raise ContractError(f"fen: not a position: {fen!r}") from None
+        fen = position(require_str(data, "fen"), "fen")
         ply = require_int(data, "ply")
         clock = self._clock(data.get("clock"), time_ms)
         result = data.get("result", "*")
         if result not in RESULTS and result != "*":
             raise ContractError(f"result: {result!r}")
+        start_fen = optional_str(data, "start_fen")
+        if start_fen is not None:
+            start_fen = position(start_fen, "start_fen")
+        turn = data.get("turn")
+        termination = optional_str(data, "termination") or ""
+        phase = optional_str(data, "phase")
+        link = optional_str(data, "link")
+        last = data.get("last_move")
+        event, site = optional_str(data, "event"), optional_str(data, "site")
+        round_name = optional_str(data, "round")
+        board_no = data.get("board_no")
+        white, black = self._player(data.get("white")), self._player(data.get("black"))
         game = self._game(board, data, now)
         if game.state_time_ms is not None and time_ms < game.state_time_ms:
             return None  # an older state delivered late: the newer one stands
         game.state_time_ms = time_ms
         game.fen, game.ply, game.clock, game.result = fen, ply, clock, result
-        game.start_fen = optional_str(data, "start_fen") or game.start_fen
-        turn = data.get("turn")
+        game.start_fen = start_fen or game.start_fen
         game.turn = turn if isinstance(turn, str) and turn in SIDES else game.turn
-        game.termination = optional_str(data, "termination") or ""
-        game.phase = optional_str(data, "phase") or game.phase
-        game.link = optional_str(data, "link") or game.link
-        last = data.get("last_move")
+        game.termination = termination
+        game.phase = phase or game.phase
+        game.link = link or game.link
         game.last_move = last if isinstance(last, dict) else None
-        game.event = optional_str(data, "event")
-        game.site = optional_str(data, "site")
-        game.round = optional_str(data, "round")
-        board_no = data.get("board_no")
+        game.event, game.site, game.round = event, site, round_name
         game.board_no = board_no if isinstance(board_no, int) and not isinstance(board_no, bool) else None
-        game.white = self._player(data.get("white"))
-        game.black = self._player(data.get("black"))
+        game.white, game.black = white, black
         new_alert = self._sync_alerts(game, data.get("alerts"), now)
         self._fill_from_pgn(board)
         return Change(board.board, "state", game.game, new_alert=new_alert)
@@ -491,6 +495,16 @@ class Hall:
     def finished_games(self) -> list[Game]:
         games = [g for b in self.boards.values() for g in b.games.values() if g.finished]
         return sorted(games, key=lambda g: (g.last_time_ms, g.board, g.game))
+
+
+def position(fen: str, what: str) -> str:
+    """`fen` if python-chess reads it as a position (the pages and the broadcast build
+    boards from it), else ContractError."""
+    try:
+        chess.Board(fen)
+    except ValueError:
+        raise ContractError(f"{what}: not a position: {fen[:100]!r}") from None
+    return fen
 
 
 def placement(fen: str) -> str:
