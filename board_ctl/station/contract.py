@@ -7,6 +7,7 @@ one-line reason, never half-applied."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -81,9 +82,10 @@ def seconds_to_ms(value: Any, what: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ContractError(f"{what}: not a number: {value!r}")
-    if value != value or value in (float("inf"), float("-inf")):
+    ms = value * 1000
+    if not math.isfinite(ms):  # checked after scaling: 1e308 s is no time either
         raise ContractError(f"{what}: not a finite number")
-    return round(value * 1000)
+    return round(ms)
 
 
 def require_int(data: dict[str, Any], key: str) -> int:
