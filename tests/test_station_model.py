@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from board_ctl.station.broadcast import round_pgn
 from board_ctl.station.model import ClockReading, Hall
 from board_ctl.station.views import card, detail, move_label
 from servicekit import GAMES, excerpt, game_from
@@ -298,6 +299,23 @@ def test_no_payload_crashes_the_model(kind: str, payload: bytes) -> None:
     for board in hall.boards.values():
         card(board, True)
         detail(board, True)
+
+
+@pytest.mark.parametrize("time_ms", [10**20, 2**63, -10**20, -1])
+def test_a_board_time_that_is_no_date_is_refused(time_ms: int) -> None:
+    """`time` is a date (the broadcast's Date tag is made of it): one out of range is
+    refused, and the round's broadcast still renders."""
+    board = contract_board("b16", board_no=1, tags={"round": "3", "board_no": 1})
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    for message in board.play():
+        data = json.loads(message.payload) if message.payload[:1] == b"{" else None
+        if data is not None:
+            data["time"] = time_ms
+            assert hall.apply(message.topic, json.dumps(data).encode(), NOW) is None
+    assert hall.rejected == 2  # the move and its state; the PGN has no time
+    text = round_pgn(hall, "3", [])
+    assert '[Date "2026.' in text and len(list(hall.boards["b16"].game.known_moves())) == 1
 
 
 def test_topics_that_are_not_a_boards_are_ignored() -> None:

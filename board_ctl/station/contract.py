@@ -20,6 +20,7 @@ BOARD_TOPICS = frozenset({"status", "state", "move", "alert", "clear", "pgn", "r
 COMMANDS = frozenset({"ack", "result", "players", "new-game", "clock"})
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 SIDES = ("white", "black")
+MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31 23:59:59.999 UTC, the last a date can show
 
 
 class ContractError(BoardCtlError, ValueError):
@@ -66,6 +67,11 @@ def json_payload(payload: bytes) -> dict[str, Any]:
         raise ContractError("not a JSON object")
     if value.get("v", 1) != 1:
         raise ContractError(f"unknown version v={value.get('v')!r}")
+    time_ms = value.get("time")
+    if isinstance(time_ms, int) and not isinstance(time_ms, bool) and \
+            not 0 <= time_ms <= MAX_EPOCH_MS:
+        # the pages and the broadcast turn it into a date: it must be one
+        raise ContractError(f"time: {time_ms} is not milliseconds since 1970 up to the year 9999")
     return value
 
 
