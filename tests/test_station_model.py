@@ -242,6 +242,7 @@ def test_replies_are_reported() -> None:
     ("move", json.dumps({"v": 1, "game": "g", "ply": "1", "san": "e4", "uci": "e2e4"}).encode()),
     ("move", json.dumps({"v": 1, "ply": 1, "san": "e4", "uci": "e2e4"}).encode()),
     ("move", json.dumps({"v": 1, "game": "g", "ply": 1, "san": "e4", "uci": "e2e4", "clock": "5:00"}).encode()),
+    ("move", json.dumps({"v": 1, "game": "g", "ply": 1, "san": "e4", "uci": "e4"}).encode()),
     ("move", json.dumps({"v": 1, "game": "g", "ply": 1, "san": "e4", "uci": "e2e4", "clock": 1e308}).encode()),
     ("move", json.dumps({"v": 1, "game": "g", "ply": 1, "san": "e4", "uci": "e2e4", "elapsed": -1e308}).encode()),
     ("state", json.dumps({"v": 1, "game": "g", "time": 1, "fen": chess.STARTING_FEN, "ply": 0,
@@ -270,6 +271,8 @@ def test_bad_payloads_are_refused_and_change_nothing(kind: str, payload: bytes) 
     ("event", [1]),
     ("round", {"n": 3}),
     ("site", True),
+    ("last_move", {"ply": 3, "san": "Nf3", "uci": "g1"}),  # the diagram draws it
+    ("last_move", "Nf3"),
 ])
 def test_a_state_with_one_bad_field_is_refused_whole(key: str, value: object) -> None:
     board = contract_board("b14")

@@ -252,6 +252,11 @@ class Hall:
         phase = optional_str(data, "phase")
         link = optional_str(data, "link")
         last = data.get("last_move")
+        if last is not None:
+            if not isinstance(last, dict):
+                raise ContractError("last_move: not an object")
+            if last.get("uci") is not None:
+                uci_move(last["uci"], "last_move.uci")
         event, site = optional_str(data, "event"), optional_str(data, "site")
         round_name = optional_str(data, "round")
         board_no = data.get("board_no")
@@ -371,7 +376,8 @@ class Hall:
         ply = require_int(data, "ply")
         if ply < 1:
             raise ContractError(f"ply: {ply} (plies count from 1)")
-        move = Move(ply=ply, san=require_str(data, "san"), uci=require_str(data, "uci"),
+        move = Move(ply=ply, san=require_str(data, "san"),
+                    uci=uci_move(require_str(data, "uci"), "uci"),
                     fen=optional_str(data, "fen"),
                     clock_ms=seconds_to_ms(data.get("clock"), "clock"),
                     elapsed_ms=seconds_to_ms(data.get("elapsed"), "elapsed"),
@@ -505,6 +511,17 @@ def position(fen: str, what: str) -> str:
     except ValueError:
         raise ContractError(f"{what}: not a position: {fen[:100]!r}") from None
     return fen
+
+
+def uci_move(uci: object, what: str) -> str:
+    """`uci` if it is a move in UCI (the diagrams draw it), else ContractError."""
+    try:
+        if not isinstance(uci, str):
+            raise ValueError
+        chess.Move.from_uci(uci)
+    except ValueError:
+        raise ContractError(f"{what}: not a move in UCI: {str(uci)[:20]!r}") from None
+    return uci
 
 
 def placement(fen: str) -> str:
