@@ -129,6 +129,57 @@ def test_pgn_extract_accepts_the_round(tmp_path: Path) -> None:
     assert out.read_text(encoding="utf-8").count("[Event ") == 5
 
 
+def pgn_extract_games(tmp_path: Path, text: str) -> list[chess.pgn.Game]:
+    """The games pgn-extract finds in `text` (and it complains of nothing)."""
+    if not PGN_EXTRACT:
+        missing_tool("pgn-extract is not installed (Debian package pgn-extract)")
+    path, out = tmp_path / "in.pgn", tmp_path / "out.pgn"
+    path.write_text(text, encoding="utf-8")
+    done = subprocess.run([PGN_EXTRACT, "-s", "--nosetuptags", "-o", str(out), str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr.strip() == "", done.stderr
+    return read_games(out.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("name,written", [
+    # kept, and written escaped as the PGN standard says (lichess's parser reads \" and \\;
+    # python-chess hands the tag's text back as it is written)
+    ('Anna "Ace" Smith', 'Anna \\"Ace\\" Smith'),
+    ("Anna \\ Smith", "Anna \\\\ Smith"),
+    # left out: the pairing's name (and the station's event and site) instead
+    ('Anna"]\n[Result "1-0', None),
+    ('Anna\n\n[Event "Forged"]\n[Result "0-1"]\n\n1. e4 0-1', None),
+    ("Anna\tSmith", None),
+    ("Anna\x00", None),
+    ("A" * 256, None),
+])
+def test_tags_from_a_board_cannot_forge_the_broadcast(tmp_path: Path, name: str,
+                                                      written: str | None) -> None:
+    """A board's player names, FIDE ids, event and site are PGN tags: one that cannot be
+    a tag is left out, quotes and backslashes are escaped; the round still reads as its
+    games, each with its own tags, in python-chess and in pgn-extract."""
+    hall = Hall()
+    for number, white in ((1, name), (2, "Carl Berg")):
+        board = ContractBoard(f"b{number}", game_from("stockfish-300.pgn", number), game=f"g{number}",
+                              board_no=number, tags={
+                                  "round": "3", "board_no": number, "event": name, "site": name,
+                                  "white": {"name": white, "fide_id": f"1503014\n[{name}"},
+                                  "black": {"name": "Ben Jones", "fide_id": 4100018}})
+        feed(hall, board.start() + board.play() + board.play())
+    pairings = parse_pairings(PAIRINGS)
+    text = round_pgn(hall, "3", pairings, event="Club night", site="Hall")
+    for games in (read_games(text), pgn_extract_games(tmp_path, text)):
+        assert [g.headers["Round"] for g in games] == ["3.1", "3.2", "3.3", "3.4"]
+        assert [g.headers["White"] for g in games] == [written or "Anna Smith", "Carl Berg",
+                                                       "Eve Stone", "Gus Hart"]
+        assert [g.headers["Result"] for g in games] == ["*"] * 4
+        assert games[0].headers["Event"] == (written or "Club night")
+        assert games[0].headers["Site"] == (written or "Hall")
+        assert games[0].headers["WhiteFideId"] == "1503014"  # the pairing's: the board's is no id
+        assert games[0].headers["BlackFideId"] == "4100018"
+        assert [len(list(g.mainline_moves())) for g in games] == [2, 2, 0, 0]
+
+
 @pytest.mark.parametrize("text,message", [
     ("", "empty"),
     ("round,board,white\n1,1,A\n", "no black column"),

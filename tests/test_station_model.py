@@ -4,6 +4,7 @@ messages a station gets when it subscribes mid-round, and payloads it must refus
 
 from __future__ import annotations
 
+import io
 import json
 import random
 
@@ -319,6 +320,71 @@ def test_a_board_time_that_is_no_date_is_refused(time_ms: int) -> None:
     assert hall.rejected == 2  # the move and its state; the PGN has no time
     text = round_pgn(hall, "3", [])
     assert '[Date "2026.' in text and len(list(hall.boards["b16"].game.known_moves())) == 1
+
+
+# Values a board's bug (or a forged message) could put in any field.
+ODD_VALUES: list[object] = [
+    None, True, 0, -1, 1.5, float("nan"), 1e308, -1e308, 10**20, -10**20, 2**63, "", "x",
+    "nonsense", "\u00b2", "3\n[Round \"9\"]", 'Anna "Ace"', "a\\b", "rnbqkbnr/8 w", "1-0",
+    "white", "e2e4", "8/8/8/8/8/8/8/8 w - - 0 1", [], [1, "a"], {}, {"name": "x"}, [[[]]],
+]
+
+
+def _variants(body: dict[str, object]) -> list[dict[str, object]]:
+    """The message with one field (or one field of a nested object) replaced, each way."""
+    out = []
+    for key in sorted(body):
+        paths: list[tuple[str, ...]] = [(key,)]
+        value = body[key]
+        if isinstance(value, dict):
+            paths += [(key, inner) for inner in sorted(value)]
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            paths += [(key, "0", inner) for inner in sorted(value[0])]
+        for path in paths:
+            for odd in ODD_VALUES:
+                changed = json.loads(json.dumps(body))
+                holder = changed
+                for step in path[:-1]:
+                    holder = holder[int(step)] if isinstance(holder, list) else holder[step]
+                holder[path[-1]] = odd
+                out.append(changed)
+    return out
+
+
+@pytest.mark.slow
+def test_one_bad_field_in_any_message_never_breaks_a_page_or_the_broadcast() -> None:
+    """Every field of every kind of message of a real game (nested ones too), replaced by
+    each of ODD_VALUES: the model takes or refuses the message, never raises; every
+    board's card and detail and the round's broadcast still render, and the broadcast
+    still reads as that board's one game."""
+    board = ContractBoard("b15", stockfish_game(3), game="g15", board_no=1,
+                          tags={"round": "3", "board_no": 1})
+    messages = board.start() + board.play() + board.play()
+    messages += board.raise_alert("touch-move", "white", ["g1"], "touched")
+    messages += board.clear_alert("touch-move") + board.play()
+    messages += board.command(board.topic("cmd/ack"), json.dumps({"id": "c1", "by": "a", "code": "x"}).encode())
+    tried = 0
+    last_of_kind = {m.topic.rsplit("/", 1)[1]: m for m in messages}
+    for target in [last_of_kind[kind] for kind in ("state", "move", "alert", "clear", "reply")]:
+        for body in _variants(json.loads(target.payload)):
+            hall = Hall()
+            for message in messages:
+                payload = json.dumps(body).encode() if message is target else message.payload
+                hall.apply(message.topic, payload, NOW)
+            for each in hall.boards.values():
+                card(each, True)
+                card(each, False)
+                detail(each, True)
+            text = round_pgn(hall, "3", [])
+            games = []
+            stream = io.StringIO(text)
+            while (game := chess.pgn.read_game(stream)) is not None:
+                games.append(game)
+            # the round is still its one game: no field can end a tag and forge another
+            assert len(games) == (1 if text else 0), text
+            assert all(not g.errors for g in games), text
+            tried += 1
+    assert tried > 1000
 
 
 def test_topics_that_are_not_a_boards_are_ignored() -> None:

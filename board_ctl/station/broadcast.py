@@ -17,6 +17,7 @@ import chess.pgn
 
 from board_ctl.station.model import Game, Hall, Player
 from board_ctl.station.pairings import Pairing
+from board_ctl.station.tags import escape
 
 
 @dataclass(frozen=True)
@@ -96,11 +97,19 @@ def entry_pgn(entry: Entry, round_name: str, event: str, site: str) -> chess.pgn
     return pgn
 
 
+class _Exporter(chess.pgn.StringExporter):
+    """python-chess writes a tag's value as it is; the PGN standard escapes a quote and
+    a backslash in it, and lichess and pgn-extract read it so."""
+
+    def visit_header(self, tagname: str, tagvalue: str) -> None:
+        super().visit_header(tagname, escape(tagvalue))
+
+
 def round_pgn(hall: Hall, round_name: str, pairings: Iterable[Pairing],
               event: str = "?", site: str = "?") -> str:
     """Every game of the round, in board order, as one PGN text ("" for no game)."""
     exporter_texts = []
     for entry in round_entries(hall, round_name, list(pairings)):
-        exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
+        exporter = _Exporter(headers=True, variations=False, comments=True)
         exporter_texts.append(entry_pgn(entry, round_name, event, site).accept(exporter))
     return "\n\n".join(exporter_texts) + ("\n" if exporter_texts else "")

@@ -31,6 +31,7 @@ from board_ctl.station.contract import (
     seconds_to_ms,
     text_payload,
 )
+from board_ctl.station.tags import TagError, check_fide_id, check_value
 
 log = logging.getLogger(__name__)
 
@@ -257,10 +258,14 @@ class Hall:
                 raise ContractError("last_move: not an object")
             if last.get("uci") is not None:
                 uci_move(last["uci"], "last_move.uci")
-        event, site = optional_str(data, "event"), optional_str(data, "site")
-        round_name = optional_str(data, "round")
+        # Tags go into the broadcast's PGN: one that cannot be a PGN tag is left out.
+        where = board.board
+        event = tag(where, "event", optional_str(data, "event"))
+        site = tag(where, "site", optional_str(data, "site"))
+        round_name = tag(where, "round", optional_str(data, "round"))
         board_no = data.get("board_no")
-        white, black = self._player(data.get("white")), self._player(data.get("black"))
+        white = self._player(data.get("white"), f"{where}: white")
+        black = self._player(data.get("black"), f"{where}: black")
         game = self._game(board, data, now)
         if game.state_time_ms is not None and time_ms < game.state_time_ms:
             return None  # an older state delivered late: the newer one stands
@@ -280,14 +285,20 @@ class Hall:
         return Change(board.board, "state", game.game, new_alert=new_alert)
 
     @staticmethod
-    def _player(value: Any) -> Player:
+    def _player(value: Any, where: str) -> Player:
         if isinstance(value, str):
-            return Player(value or None)
+            value = {"name": value}
         if not isinstance(value, dict):
             return Player()
+        name = tag(where, "name", optional_str(value, "name") or None)
         fide = value.get("fide_id")
-        return Player(optional_str(value, "name") or None,
-                      str(fide) if isinstance(fide, (str, int)) and fide != "" else None)
+        fide_id = None
+        if fide is not None and fide != "":
+            try:
+                fide_id = check_fide_id("fide_id", fide)
+            except TagError as exc:
+                log.warning("%s: %s; tag left out", where, exc)
+        return Player(name, fide_id)
 
     @staticmethod
     def _clock(value: Any, time_ms: int) -> ClockReading | None:
@@ -511,6 +522,17 @@ def position(fen: str, what: str) -> str:
     except ValueError:
         raise ContractError(f"{what}: not a position: {fen[:100]!r}") from None
     return fen
+
+
+def tag(where: str, what: str, value: str | None) -> str | None:
+    """`value` if it can be a PGN tag's value; else None, logged as left out."""
+    if value is None:
+        return None
+    try:
+        return check_value(what, value)
+    except TagError as exc:
+        log.warning("%s: %s; tag left out", where, exc)
+        return None
 
 
 def uci_move(uci: object, what: str) -> str:
