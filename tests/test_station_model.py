@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 
 import chess
 import chess.pgn
@@ -322,6 +323,16 @@ def test_a_board_time_that_is_no_date_is_refused(time_ms: int) -> None:
     assert '[Date "2026.' in text and len(list(hall.boards["b16"].game.known_moves())) == 1
 
 
+@pytest.mark.parametrize("board_no", [0, -1, True, "7"])
+def test_a_board_number_that_is_no_board_leaves_the_game_unnumbered(board_no: object) -> None:
+    """Boards count from 1: Round "3.0" or "3.-1" is no board of the round."""
+    board = contract_board("b17", tags={"round": "3", "board_no": board_no})
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    assert hall.boards["b17"].game.board_no is None
+    assert '[Round "3.1"]' in round_pgn(hall, "3", [])  # the first place after the numbered
+
+
 # Values a board's bug (or a forged message) could put in any field.
 ODD_VALUES: list[object] = [
     None, True, 0, -1, 1.5, float("nan"), 1e308, -1e308, 10**20, -10**20, 2**63, "", "x",
@@ -382,7 +393,8 @@ def test_one_bad_field_in_any_message_never_breaks_a_page_or_the_broadcast() -> 
                 games.append(game)
             # the round is still its one game: no field can end a tag and forge another
             assert len(games) == (1 if text else 0), text
-            assert all(not g.errors for g in games), text
+            assert all(not g.errors and re.fullmatch(r"3\.[1-9][0-9]*", g.headers["Round"])
+                       for g in games), text
             tried += 1
     assert tried > 1000
 

@@ -278,7 +278,9 @@ class Hall:
         game.link = link or game.link
         game.last_move = last if isinstance(last, dict) else None
         game.event, game.site, game.round = event, site, round_name
-        game.board_no = board_no if isinstance(board_no, int) and not isinstance(board_no, bool) else None
+        # boards count from 1 (the Round tag is "<round>.<board>"); anything else: unnumbered
+        game.board_no = (board_no if isinstance(board_no, int) and not isinstance(board_no, bool)
+                         and board_no >= 1 else None)
         game.white, game.black = white, black
         new_alert = self._sync_alerts(game, data.get("alerts"), now)
         self._fill_from_pgn(board)
