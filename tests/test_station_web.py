@@ -384,3 +384,27 @@ def test_the_ladder_is_made_of_the_finished_games_and_survives_a_restart(setup, 
         assert restarted.results.standings() == station.results.standings()
     finally:
         restarted.close()
+
+
+@pytest.mark.parametrize("path", ["/broadcast/round-%C2%B2/games.pgn",     # "²": a digit to isdigit()
+                                  "/broadcast/round-%D9%A3/games.pgn",     # Arabic-Indic three
+                                  "/broadcast/round-" + "9" * 5000 + "/games.pgn",
+                                  "/broadcast/round-x/games.pgn"],
+                         ids=["superscript-two", "arabic-indic-three", "5000-digits", "letter"])
+def test_a_round_in_the_broadcast_url_is_ascii_digits(setup, path: str) -> None:  # type: ignore[no-untyped-def]
+    client, _, _ = setup
+    response = client.get(path)
+    assert response.status_code == 404 and "a round number" in response.text
+
+
+def test_a_boards_round_that_is_no_number_breaks_no_page(setup) -> None:  # type: ignore[no-untyped-def]
+    """Every page lists the rounds: a board naming its round "²" (a digit to str.isdigit(),
+    not to int()) must not take them down, the sign-in page least of all."""
+    client, station, hallway = setup
+    b02 = hallway.boards["b02"]
+    b02.tags.update(round="\u00b2", board_no=2)
+    hallway.deliver(b02.play())
+    wait_for(lambda: station.hall.boards["b02"].game.round == "\u00b2", what="the round")  # type: ignore[union-attr]
+    for path in ("/", "/login", "/ladder", "/broadcast/", "/board/b02"):
+        assert client.get(path).status_code == 200, path
+    assert station.rounds() == ["\u00b2"]

@@ -41,6 +41,7 @@ from starlette.templating import Jinja2Templates
 
 from board_ctl.errors import BoardCtlError
 from board_ctl.station.broadcast import round_pgn
+from board_ctl.station.pairings import ROUND
 from board_ctl.station.push import Pusher
 from board_ctl.station.station import Station
 from board_ctl.station.users import User
@@ -206,8 +207,8 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
 
     async def broadcast_round(request: Request) -> Response:
         round_name = request.path_params["round"]
-        if not round_name.isdigit():
-            return PlainTextResponse("round-<n>: a round number", status_code=404)
+        if not ROUND.fullmatch(round_name):  # ASCII digits: "²".isdigit() is true too
+            return PlainTextResponse("round-<n>: a round number (1 to 4 digits)", status_code=404)
         round_name = str(int(round_name))
         text = round_pgn(station.hall, round_name, station.pairings, station.event,
                          station.site)
