@@ -193,6 +193,12 @@ def test_tags_from_a_board_cannot_forge_the_broadcast(tmp_path: Path, name: str,
     ("round,board,white,black,board_id\n1,1,A,B,b/1\n", "pairings:2: board_id 'b/1'"),
     ("round,board,white,black\n1,1,A,B,extra\n", "pairings:2: 5 fields"),
     ('round,board,white,black\n1,1,"A ""the"" B",C\n', "pairings:2: white player"),
+    # what no PGN tag may hold (the project's tag rules): control characters, over 255
+    ("round,board,white,black\n1,1,Anna\tSmith,B\n", "pairings:2: white player: 'Anna\\tSmith'"),
+    ("round,board,white,black\n1,1,A,Ben\x0bJones\n", "pairings:2: black player"),
+    ("round,board,white,black\n1,1,A,Ben\x00\n", "non-printing character '\\x00'"),
+    ("round,board,white,black\n1,1,A,Ben\u2028Jones\n", "pairings:2: black player"),
+    ("round,board,white,black\n1,1," + "A" * 256 + ",B\n", "pairings:2: white player: 256 characters"),
 ])
 def test_bad_pairings_name_the_line(text: str, message: str) -> None:
     with pytest.raises(PairingsError) as error:
