@@ -11,7 +11,9 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ import pytest
 
 from board_ctl.station.broadcast import round_pgn
 from board_ctl.station.model import Hall
-from board_ctl.station.pairings import PairingsError, parse_pairings
+from board_ctl.station.pairings import Pairing, PairingsError, parse_pairings
 from board_ctl.station.push import Pusher
 from conftest import missing_tool
 from servicekit import excerpt, game_from
@@ -178,6 +180,82 @@ def test_tags_from_a_board_cannot_forge_the_broadcast(tmp_path: Path, name: str,
         assert games[0].headers["WhiteFideId"] == "1503014"  # the pairing's: the board's is no id
         assert games[0].headers["BlackFideId"] == "4100018"
         assert [len(list(g.mainline_moves())) for g in games] == [2, 2, 0, 0]
+
+
+def test_the_round_is_what_a_render_from_scratch_gives_at_every_step() -> None:
+    """The station keeps each game's text between requests: whatever changes (moves, a
+    result, names and tags, a new game on a board, pairings), the round is exactly what a
+    station that heard the same messages renders the first time."""
+    pairings = parse_pairings(PAIRINGS)
+    boards = [ContractBoard(f"b{n}", game_from("stockfish-300.pgn", 20 + n), game=f"g{n}",
+                            board_no=n, tags={"round": "3", "board_no": n}) for n in (1, 2, 3)]
+    heard: list[Message] = []
+    hall = Hall()
+
+    def hear(messages: list[Message]) -> None:
+        heard.extend(messages)
+        feed(hall, messages)
+
+    def check(pairings_now: list[Pairing]) -> None:
+        fresh = Hall()
+        feed(fresh, heard)
+        assert round_pgn(hall, "3", pairings_now, "Club", "Hall") == \
+            round_pgn(fresh, "3", pairings_now, "Club", "Hall")
+
+    for board in boards:
+        hear(board.start())
+    changes: list[Callable[[], None]] = [lambda: None]
+    for step in range(30):  # moves on one board at a time
+        changes.append(lambda board=boards[step % 3]: hear([] if board.finished else board.play()))
+
+    def rename() -> None:
+        boards[0].tags["white"] = {"name": "Zoe Quinn", "fide_id": "1503015"}
+        hear([boards[0].state()])
+
+    def draw() -> None:
+        boards[1].result = "1/2-1/2"
+        hear([boards[1].state()])
+
+    def retag() -> None:
+        boards[0].tags["event"] = "Club night"
+        hear([boards[0].state()])
+
+    changes += [rename, draw, retag, lambda: hear(boards[2].new_game(
+        game_from("stockfish-300.pgn", 40), "g3b")), lambda: hear(boards[2].play())]
+    for number, change in enumerate(changes):
+        change()
+        check(pairings if number > len(changes) // 2 else [])
+        check(pairings if number > len(changes) // 2 else [])  # the second time: from the cache
+
+
+def test_a_poll_of_an_unchanged_round_renders_no_game_again() -> None:
+    """Polls come every few seconds and each ran on the station's loop: a round whose games
+    did not change costs a small part of its first rendering, and one move re-renders one
+    game (CPU time, measured in the same run)."""
+    hall = Hall()
+    boards = []
+    for n in range(1, 41):
+        board = ContractBoard(f"b{n:02d}", game_from("stockfish-300.pgn", n), game=f"g{n}",
+                              board_no=n, publish_pgn=False, tags={"round": "1", "board_no": n})
+        messages = board.start()
+        while not board.finished and board.ply < 40:
+            messages += board.play()
+        feed(hall, messages)
+        boards.append(board)
+
+    def cost() -> tuple[float, str]:
+        start = time.process_time()
+        text = round_pgn(hall, "1", [])
+        return time.process_time() - start, text
+
+    first, text = cost()
+    again, same = cost()
+    feed(hall, boards[0].play() if not boards[0].finished else boards[0].new_game(
+        game_from("stockfish-300.pgn", 60), "g1b"))
+    moved, changed = cost()
+    assert same == text and changed != text
+    assert again < first / 20, (first, again)
+    assert moved < first / 5, (first, moved)
 
 
 @pytest.mark.parametrize("text,message", [
