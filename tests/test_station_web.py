@@ -15,6 +15,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from board_ctl.cli import main
+from board_ctl.station.push import Pusher
 from board_ctl.station.station import Station
 from board_ctl.station.users import User, UsersError, load_users, make_user, parse_users, save_user
 from board_ctl.station.web import build_app, parse_clock
@@ -413,3 +414,24 @@ def test_a_boards_round_that_is_no_number_breaks_no_page(setup) -> None:  # type
     for path in ("/", "/login", "/ladder", "/broadcast/", "/board/b02"):
         assert client.get(path).status_code == 200, path
     assert station.rounds() == ["\u00b2"]
+
+
+def test_the_arbiter_sees_how_the_push_goes_and_spectators_do_not(tmp_path: Path) -> None:
+    """The push's state (pushes, failures, the last error: an expired token, lichess
+    down) is for the arbiter who runs the broadcast, on the broadcast page once signed in."""
+    station = Station(tmp_path / "station", lambda topic, payload: None)
+    pusher = Pusher("http://127.0.0.1:9/api/broadcast/round/AbCd/push", "lip_token", "3",
+                    lambda: "")
+    pusher.status.failures, pusher.status.last_error = 2, "HTTP 401: No such token"
+    app = build_app(station, {"anna": make_user("anna", PASSWORD)}, "test-secret", pusher=pusher)
+    try:
+        with TestClient(app, base_url="http://station.test") as client:
+            public = client.get("/broadcast/").text
+            assert "Pushing round 3" not in public and "No such token" not in public
+            login(client)
+            page = client.get("/broadcast/").text
+            assert "Pushing round 3 to http://127.0.0.1:9/api/broadcast/round/AbCd/push" in page
+            assert "2 failures" in page and "HTTP 401: No such token" in page
+            assert "lip_token" not in page
+    finally:
+        station.close()
