@@ -326,6 +326,25 @@ def test_users_are_stored_hashed(tmp_path: Path) -> None:
     assert isinstance(users["anna"], User)
 
 
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o620, 0o606, 0o666])
+def test_a_users_file_others_may_read_or_write_is_refused(tmp_path: Path, mode: int,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "users"
+    save_user(path, make_user("anna", PASSWORD))
+    path.chmod(mode)
+    with pytest.raises(UsersError, match=f"mode {mode:04o}.*chmod 600 {path}"):
+        load_users(path)
+    assert main(["arbiter", "--users", str(path), "--broker", "mqtt://localhost",
+                 "--listen", "127.0.0.1:1", "--data-dir", str(tmp_path / "d")]) == 2
+    assert f"chmod 600 {path}" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("another password\n"))
+    assert main(["arbiter", "--users", str(path), "--add-user", "bob"]) == 2  # nor added to
+    assert "chmod 600" in capsys.readouterr().err
+    path.chmod(0o600)
+    assert load_users(path)["anna"].check(PASSWORD)
+
+
 def test_cli_add_user_and_bad_arguments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     users = tmp_path / "users"
