@@ -8,6 +8,7 @@ import io
 import json
 import re
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -134,6 +135,27 @@ def test_wrong_passwords_and_locking(setup) -> None:  # type: ignore[no-untyped-
     locked = client.post("/login", data={"user": "anna", "password": PASSWORD, "csrf": token})
     assert locked.status_code == 401 and "Too many" in locked.text
     assert client.get("/arbiter", follow_redirects=False).status_code == 303
+
+
+def test_the_answer_to_a_sign_in_does_not_tell_which_names_exist(setup) -> None:  # type: ignore[no-untyped-def]
+    """A wrong password for an arbiter's name and any password for a name nobody has get
+    the same answer, at the same cost (CPU time of the whole station, measured in the same
+    run): otherwise the time of the answer lists the arbiters' names."""
+    client, _, _ = setup
+
+    def attempt(user: str) -> tuple[float, int, str]:
+        form = client.get("/login").text
+        token = re.search(r'name="csrf" value="([^"]+)"', form).group(1)  # type: ignore[union-attr]
+        start = time.process_time()
+        response = client.post("/login", data={"user": user, "password": "wrong password",
+                                               "csrf": token})
+        return time.process_time() - start, response.status_code, response.text
+
+    known = [attempt("anna") for _ in range(3)]
+    unknown = [attempt(f"nobody{n}") for n in range(3)]
+    assert {(status, "Unknown user or wrong password." in text) for _, status, text in known + unknown} \
+        == {(401, True)}
+    assert min(t for t, _, _ in unknown) > min(t for t, _, _ in known) / 3, (known, unknown)
 
 
 def test_login_refuses_a_forged_form_and_an_outside_next(setup) -> None:  # type: ignore[no-untyped-def]

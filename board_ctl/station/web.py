@@ -9,6 +9,7 @@ so signing out ends it for good."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import logging
@@ -44,7 +45,7 @@ from board_ctl.station.broadcast import round_pgn
 from board_ctl.station.pairings import ROUND
 from board_ctl.station.push import Pusher
 from board_ctl.station.station import Station
-from board_ctl.station.users import User
+from board_ctl.station.users import User, make_user
 
 log = logging.getLogger(__name__)
 SESSION_S = 12 * 3600
@@ -242,8 +243,10 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
             error = "Too many failed attempts: wait a minute."
         else:
             user = users.get(name)
-            ok = await asyncio.to_thread(user.check, password) if user else False
-            if ok:
+            # An unknown name costs the same scrypt as a wrong password: the answer's time
+            # must not tell which names are arbiters.
+            checked = await asyncio.to_thread((user or _decoy()).check, password)
+            if checked and user is not None:
                 request.session.pop("login_csrf", None)
                 sessions.end(request.session.get("sid"))
                 request.session["sid"] = sessions.create(name)
@@ -426,6 +429,12 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
                              same_site="strict", https_only=secure_cookies)]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
                      exception_handlers={BoardCtlError: on_error})
+
+
+@functools.cache
+def _decoy() -> User:
+    """A user nobody can sign in as, checked in place of an unknown name."""
+    return make_user("nobody", secrets.token_urlsafe(32))
 
 
 def _safe_next(value: str | None) -> str:
