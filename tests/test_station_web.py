@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
@@ -19,7 +20,7 @@ from board_ctl.cli import main
 from board_ctl.station.push import Pusher
 from board_ctl.station.station import Station
 from board_ctl.station.users import User, UsersError, load_users, make_user, parse_users, save_user
-from board_ctl.station.web import build_app, parse_clock
+from board_ctl.station.web import LOCK_S, Sessions, build_app, parse_clock
 from stationkit import ContractBoard, Message, contract_board, wait_for
 
 PASSWORD = "correct horse battery"
@@ -135,6 +136,38 @@ def test_wrong_passwords_and_locking(setup) -> None:  # type: ignore[no-untyped-
     locked = client.post("/login", data={"user": "anna", "password": PASSWORD, "csrf": token})
     assert locked.status_code == 401 and "Too many" in locked.text
     assert client.get("/arbiter", follow_redirects=False).status_code == 303
+
+
+def attempt_login(client: TestClient, user: str, password: str) -> Any:
+    form = client.get("/login").text
+    token = re.search(r'name="csrf" value="([^"]+)"', form).group(1)  # type: ignore[union-attr]
+    return client.post("/login", data={"user": user, "password": password, "csrf": token},
+                       follow_redirects=False)
+
+
+def test_a_spectator_cannot_lock_the_arbiter_out(setup) -> None:  # type: ignore[no-untyped-def]
+    """The spectators' page is public, so anyone in the hall reaches the sign-in form:
+    five wrong passwords from his address lock that address out, not the arbiter."""
+    client, _, _ = setup
+    stranger = TestClient(client.app, base_url="http://station.test", client=("10.0.0.66", 40000))
+    for _ in range(5):
+        assert attempt_login(stranger, "anna", "guess guess").status_code == 401
+    assert "Too many" in attempt_login(stranger, "anna", PASSWORD).text  # he is locked
+    assert attempt_login(client, "anna", PASSWORD).status_code == 303   # she is not
+
+
+def test_failed_sign_ins_are_forgotten_after_the_lock() -> None:
+    now = [0.0]
+    sessions = Sessions(clock=lambda: now[0])
+    for n in range(5000):  # names sprayed from one address
+        sessions.failed(f"name{n}", "10.0.0.66")
+    for _ in range(5):
+        sessions.failed("anna", "10.0.0.66")
+    assert sessions.locked("anna", "10.0.0.66") and not sessions.locked("anna", "10.0.0.7")
+    now[0] = LOCK_S + 1
+    assert not sessions.locked("anna", "10.0.0.66")
+    sessions.failed("bob", "10.0.0.66")
+    assert len(sessions._failures) == 1  # the stale ones are gone, the memory is bounded
 
 
 def test_the_answer_to_a_sign_in_does_not_tell_which_names_exist(setup) -> None:  # type: ignore[no-untyped-def]

@@ -52,6 +52,7 @@ SESSION_S = 12 * 3600
 KEEPALIVE_S = 15.0
 LOGIN_FAILURES = 5          # then the name is locked for LOCK_S
 LOCK_S = 60.0
+FAILURES_KEPT = 1000        # (name, address) pairs remembered before the stale are forgotten
 MAX_UPLOAD = 1_000_000
 CLOCK_TEXT = re.compile(r"(?:(\d+):)?(\d{1,3}):([0-5]\d)(?:\.(\d{1,3}))?|(\d+(?:\.\d{1,3})?)")
 
@@ -78,21 +79,25 @@ class WebSession:
 class Sessions:
     """Signed-in arbiters by random session id; in memory, so a restart signs out."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._sessions: dict[str, WebSession] = {}
-        self._failures: dict[str, list[float]] = {}
+        # Failed sign-ins by (name, client address): the spectators' page is public, so
+        # anyone in the hall reaches the sign-in form, and a lock on the name alone let
+        # him lock the arbiters out of the station with five wrong passwords a minute.
+        self._failures: dict[tuple[str, str], list[float]] = {}
+        self._clock = clock
 
     def create(self, user: str) -> str:
         sid = secrets.token_urlsafe(32)
         self._sessions[sid] = WebSession(user, secrets.token_urlsafe(32),
-                                         time.monotonic() + SESSION_S)
+                                         self._clock() + SESSION_S)
         return sid
 
     def get(self, sid: Any) -> WebSession | None:
         if not isinstance(sid, str):
             return None
         session = self._sessions.get(sid)
-        if session is None or session.expires < time.monotonic():
+        if session is None or session.expires < self._clock():
             self._sessions.pop(sid, None)
             return None
         return session
@@ -101,14 +106,22 @@ class Sessions:
         if isinstance(sid, str):
             self._sessions.pop(sid, None)
 
-    def locked(self, name: str) -> bool:
-        now = time.monotonic()
-        recent = [t for t in self._failures.get(name, []) if now - t < LOCK_S]
-        self._failures[name] = recent
+    def locked(self, name: str, client: str) -> bool:
+        now = self._clock()
+        key = (name, client)
+        recent = [t for t in self._failures.get(key, []) if now - t < LOCK_S]
+        if recent:
+            self._failures[key] = recent
+        else:
+            self._failures.pop(key, None)
         return len(recent) >= LOGIN_FAILURES
 
-    def failed(self, name: str) -> None:
-        self._failures.setdefault(name, []).append(time.monotonic())
+    def failed(self, name: str, client: str) -> None:
+        now = self._clock()
+        if len(self._failures) >= FAILURES_KEPT:  # names sprayed: forget the stale ones
+            self._failures = {key: times for key, times in self._failures.items()
+                              if now - times[-1] < LOCK_S}
+        self._failures.setdefault((name, client), []).append(now)
 
 
 def _templates() -> Jinja2Templates:
@@ -236,10 +249,11 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
         password = str(form.get("password", ""))
         next_url = _safe_next(str(form.get("next", "")))
         expected = request.session.get("login_csrf")
+        client = request.client.host if request.client else ""
         error = None
         if not expected or not hmac.compare_digest(str(form.get("csrf", "")), str(expected)):
             error = "The sign-in form was out of date: try again."
-        elif sessions.locked(name):
+        elif sessions.locked(name, client):
             error = "Too many failed attempts: wait a minute."
         else:
             user = users.get(name)
@@ -252,7 +266,7 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
                 request.session["sid"] = sessions.create(name)
                 log.info("%s signed in", name)
                 return RedirectResponse(next_url, status_code=303)
-            sessions.failed(name)
+            sessions.failed(name, client)
             log.warning("failed sign-in for %r", name)
             error = "Unknown user or wrong password."
         request.session["login_csrf"] = secrets.token_urlsafe(16)
