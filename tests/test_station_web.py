@@ -4,12 +4,14 @@ pairings imported and sent, the feed, users and their hashed passwords, the CLI.
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import re
 import sys
 import time
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -509,3 +511,25 @@ def test_the_arbiter_sees_how_the_push_goes_and_spectators_do_not(tmp_path: Path
             assert "lip_token" not in page
     finally:
         station.close()
+
+
+def resource_warnings(action: Callable[[], object]) -> list[str]:
+    """The ResourceWarnings (files never closed) while `action` runs and after it is done."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        action()
+        gc.collect()
+    return [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+def test_an_uploaded_pairings_file_is_closed(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, _ = setup
+    token = login(client)
+    csv = "round,board,white,black\n4,1,Anna Smith,Ben Jones\n"
+
+    def upload() -> None:
+        response = client.post("/arbiter/pairings", data={"csrf": token},
+                               files={"file": ("round4.csv", csv.encode(), "text/csv")})
+        assert response.status_code == 200 and "1 pairings imported" in response.text
+    assert resource_warnings(upload) == []
+

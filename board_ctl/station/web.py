@@ -160,15 +160,18 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
                 if request.method == "GET":
                     return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
                 return JSONResponse({"error": "sign in first"}, status_code=401)
-            if request.method == "POST":
-                form = await request.form(max_part_size=MAX_UPLOAD)
-                token = request.headers.get("x-csrf-token") or form.get("csrf")
-                if not isinstance(token, str) or not hmac.compare_digest(token, session.csrf):
-                    log.warning("refused a POST to %s by %s: bad CSRF token",
-                                request.url.path, session.user)
-                    return JSONResponse({"error": "the page is out of date: reload it"},
-                                        status_code=403)
-            return await handler(request, session)
+            try:
+                if request.method == "POST":
+                    form = await request.form(max_part_size=MAX_UPLOAD)
+                    token = request.headers.get("x-csrf-token") or form.get("csrf")
+                    if not isinstance(token, str) or not hmac.compare_digest(token, session.csrf):
+                        log.warning("refused a POST to %s by %s: bad CSRF token",
+                                    request.url.path, session.user)
+                        return JSONResponse({"error": "the page is out of date: reload it"},
+                                            status_code=403)
+                return await handler(request, session)
+            finally:
+                await request.close()  # Starlette leaves an uploaded file's temporary open
         return wrapped
 
     # ---- public --------------------------------------------------------------------
