@@ -162,8 +162,8 @@ def test_tags_from_a_board_cannot_forge_the_broadcast(tmp_path: Path, name: str,
     games, each with its own tags, in python-chess and in pgn-extract."""
     hall = Hall()
     for number, white in ((1, name), (2, "Carl Berg")):
-        board = ContractBoard(f"b{number}", game_from("stockfish-300.pgn", number), game=f"g{number}",
-                              board_no=number, tags={
+        board = ContractBoard(f"b{number}", game_from("stockfish-300.pgn", number),
+                              game=f"g{number}", board_no=number, tags={
                                   "round": "3", "board_no": number, "event": name, "site": name,
                                   "white": {"name": white, "fide_id": f"1503014\n[{name}"},
                                   "black": {"name": "Ben Jones", "fide_id": 4100018}})
@@ -276,7 +276,8 @@ def test_a_poll_of_an_unchanged_round_renders_no_game_again() -> None:
     ("round,board,white,black\n1,1,A,Ben\x0bJones\n", "pairings:2: black player"),
     ("round,board,white,black\n1,1,A,Ben\x00\n", "non-printing character '\\x00'"),
     ("round,board,white,black\n1,1,A,Ben\u2028Jones\n", "pairings:2: black player"),
-    ("round,board,white,black\n1,1," + "A" * 256 + ",B\n", "pairings:2: white player: 256 characters"),
+    ("round,board,white,black\n1,1," + "A" * 256 + ",B\n",
+     "pairings:2: white player: 256 characters"),
 ])
 def test_bad_pairings_name_the_line(text: str, message: str) -> None:
     with pytest.raises(PairingsError) as error:

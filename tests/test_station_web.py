@@ -533,3 +533,9 @@ def test_an_uploaded_pairings_file_is_closed(setup) -> None:  # type: ignore[no-
         assert response.status_code == 200 and "1 pairings imported" in response.text
     assert resource_warnings(upload) == []
 
+
+def test_a_station_that_cannot_start_closes_its_journal(tmp_path: Path) -> None:
+    run = ["arbiter", "--broker", "mqtt://localhost", "--data-dir", str(tmp_path / "d"),
+           "--pairings", str(tmp_path / "none.csv")]
+    assert resource_warnings(lambda: main(run)) == []
+    assert (tmp_path / "d" / "actions.jsonl").exists()
