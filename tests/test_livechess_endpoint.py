@@ -184,6 +184,8 @@ def test_bad_requests_get_an_error_and_the_connection_stays_usable(rig: Rig) -> 
          '"param": {"fen": "8/8/8/8/8/8/8/8 w - - 0 1"}}}', 11),  # no kings
         ('{"id": 12, "call": "call", "param": {"id": 1, "method": "setup"}}', 12),
         ('{"id": 13, "call": "unsubscribe", "param": {"id": 99}}', 13),
+        ("[" * 100_000, None),  # nested deeper than the JSON parser recurses
+        ('{"id": 15, "call": "eboards", "param": ' + "[" * 100_000 + "]" * 100_000 + "}", None),
     ]
     with open_ws(rig.url, None) as ws:
         for text, request_id in cases:

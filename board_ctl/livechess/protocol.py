@@ -43,6 +43,8 @@ def parse_request(text: str | bytes) -> Request:
     except ValueError as exc:
         raise RequestError(f"not valid JSON ({exc.__class__.__name__}: {exc}): "
                            f"{_shown(text)}") from None
+    except RecursionError:  # json recurses per level: a frame of "[[[[..." runs it out
+        raise RequestError(f"not JSON this board reads (nested too deep): {_shown(text)}") from None
     if not isinstance(data, dict):
         raise RequestError(f"a request must be a JSON object, got {_shown(text)}")
     request_id = data.get("id")
