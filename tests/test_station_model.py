@@ -237,6 +237,9 @@ def test_replies_are_reported() -> None:
 @pytest.mark.parametrize("kind,payload", [
     ("state", b"not json"),
     ("state", b"[1, 2]"),
+    pytest.param("state", b"[" * 100_000, id="state-nested-deeper-than-json-recurses"),
+    pytest.param("move", b'{"v": 1, "game": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+                 id="move-field-nested-deeper-than-json-recurses"),
     ("state", json.dumps({"v": 1, "game": "g", "time": 1, "fen": "nonsense", "ply": 0}).encode()),
     ("state", json.dumps({"v": 1, "game": "g", "time": "soon", "fen": chess.STARTING_FEN, "ply": 0}).encode()),
     ("state", json.dumps({"v": 2, "game": "g", "time": 1, "fen": chess.STARTING_FEN, "ply": 0}).encode()),

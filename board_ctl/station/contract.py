@@ -63,6 +63,8 @@ def json_payload(payload: bytes) -> dict[str, Any]:
         value = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ContractError(f"not JSON: {exc}") from None
+    except RecursionError:  # json recurses per level: "[[[[..." runs it out
+        raise ContractError("not JSON the station reads: nested too deep") from None
     if not isinstance(value, dict):
         raise ContractError("not a JSON object")
     if value.get("v", 1) != 1:
