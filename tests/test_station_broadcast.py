@@ -272,12 +272,12 @@ def test_a_poll_of_an_unchanged_round_renders_no_game_again() -> None:
     ("round,board,white,black\n1,1,A,B,extra\n", "pairings:2: 5 fields"),
     ('round,board,white,black\n1,1,"A ""the"" B",C\n', "pairings:2: white player"),
     # what no PGN tag may hold (the project's tag rules): control characters, over 255
-    ("round,board,white,black\n1,1,Anna\tSmith,B\n", "pairings:2: white player: 'Anna\\tSmith'"),
+    ("round,board,white,black\n1,1,Anna\tSmith,B\n", "pairings:2: white player: tag White: the value 'Anna\\tSmith'"),
     ("round,board,white,black\n1,1,A,Ben\x0bJones\n", "pairings:2: black player"),
     ("round,board,white,black\n1,1,A,Ben\x00\n", "non-printing character '\\x00'"),
     ("round,board,white,black\n1,1,A,Ben\u2028Jones\n", "pairings:2: black player"),
     ("round,board,white,black\n1,1," + "A" * 256 + ",B\n",
-     "pairings:2: white player: 256 characters"),
+     "pairings:2: white player: tag White: the value has 256 characters"),
 ])
 def test_bad_pairings_name_the_line(text: str, message: str) -> None:
     with pytest.raises(PairingsError) as error:

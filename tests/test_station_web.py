@@ -419,9 +419,9 @@ def test_cli_add_user_and_bad_arguments(tmp_path: Path, monkeypatch: pytest.Monk
                             "--pairings"),
                            # checked first (a listen address that cannot be: nothing starts)
                            (["--broker", "mqtt://localhost", "--event", "Club\n[Result \"1-0\"]",
-                             "--listen", "nowhere"], "--event: 'Club\\n[Result"),
+                             "--listen", "nowhere"], "--event: tag Event: the value 'Club\\n[Result"),
                            (["--broker", "mqtt://localhost", "--site", "S" * 256, "--listen", "nowhere"],
-                            "--site: 256 characters")]:
+                            "--site: tag Site: the value has 256 characters")]:
         assert main(run + ["--data-dir", str(tmp_path / "d")] + extra) == 2
         err = capsys.readouterr().err
         assert message in err and err.strip().count("\n") == 0, (extra, err)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import chess
 import chess.pgn
 
+from board_ctl.pgntags import escape
 from board_ctl.station.model import Game, Hall, Player
 from board_ctl.station.pairings import Pairing
-from board_ctl.station.tags import escape
 
 
 @dataclass(frozen=True)

@@ -106,15 +106,16 @@ def _serve(args: argparse.Namespace) -> int:
     from board_ctl.station.link import BrokerAddress, StationLink
     from board_ctl.station.push import Pusher
     from board_ctl.station.station import Station
-    from board_ctl.station.tags import TagError, check_value
+    from board_ctl.errors import TagError
+    from board_ctl.pgntags import check_value
     from board_ctl.station.users import load_users
     from board_ctl.station.web import build_app, load_secret
 
-    for option, value in (("--event", args.event), ("--site", args.site)):
+    for option, name, value in (("--event", "Event", args.event), ("--site", "Site", args.site)):
         try:  # tags of every game the station sends pairings to, and of the broadcast
-            check_value(option, value)
+            check_value(name, value)
         except TagError as exc:
-            raise BoardCtlError(str(exc)) from None
+            raise BoardCtlError(f"{option}: {exc}") from None
     host, port = _listen(args.listen)
     address = BrokerAddress.parse(args.broker,
                                   Path(args.broker_password_file) if args.broker_password_file

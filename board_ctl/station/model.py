@@ -31,7 +31,9 @@ from board_ctl.station.contract import (
     seconds_to_ms,
     text_payload,
 )
-from board_ctl.station.tags import TagError, check_fide_id, check_value
+from board_ctl.errors import TagError
+from board_ctl.pgntags import check_value
+from board_ctl.station.pairings import FIDE_ID
 
 log = logging.getLogger(__name__)
 
@@ -260,12 +262,12 @@ class Hall:
                 uci_move(last["uci"], "last_move.uci")
         # Tags go into the broadcast's PGN: one that cannot be a PGN tag is left out.
         where = board.board
-        event = tag(where, "event", optional_str(data, "event"))
-        site = tag(where, "site", optional_str(data, "site"))
-        round_name = tag(where, "round", optional_str(data, "round"))
+        event = tag(where, "Event", optional_str(data, "event"))
+        site = tag(where, "Site", optional_str(data, "site"))
+        round_name = tag(where, "Round", optional_str(data, "round"))
         board_no = data.get("board_no")
-        white = self._player(data.get("white"), f"{where}: white")
-        black = self._player(data.get("black"), f"{where}: black")
+        white = self._player(data.get("white"), where, "White")
+        black = self._player(data.get("black"), where, "Black")
         game = self._game(board, data, now)
         if game.state_time_ms is not None and time_ms < game.state_time_ms:
             return None  # an older state delivered late: the newer one stands
@@ -287,19 +289,19 @@ class Hall:
         return Change(board.board, "state", game.game, new_alert=new_alert)
 
     @staticmethod
-    def _player(value: Any, where: str) -> Player:
+    def _player(value: Any, where: str, side: str) -> Player:
         if isinstance(value, str):
             value = {"name": value}
         if not isinstance(value, dict):
             return Player()
-        name = tag(where, "name", optional_str(value, "name") or None)
+        name = tag(where, side, optional_str(value, "name") or None)
         fide = value.get("fide_id")
-        fide_id = None
-        if fide is not None and fide != "":
-            try:
-                fide_id = check_fide_id("fide_id", fide)
-            except TagError as exc:
-                log.warning("%s: %s; tag left out", where, exc)
+        if isinstance(fide, int) and not isinstance(fide, bool):
+            fide = str(fide)
+        fide_id = fide if isinstance(fide, str) and FIDE_ID.fullmatch(fide) else None
+        if fide_id is None and fide not in (None, ""):
+            log.warning("%s: tag %sFideId: %r is not a FIDE id (digits); tag left out",
+                        where, side, fide)
         return Player(name, fide_id)
 
     @staticmethod
@@ -526,12 +528,13 @@ def position(fen: str, what: str) -> str:
     return fen
 
 
-def tag(where: str, what: str, value: str | None) -> str | None:
-    """`value` if it can be a PGN tag's value; else None, logged as left out."""
+def tag(where: str, name: str, value: str | None) -> str | None:
+    """`value` if tag `name` may carry it (the project's PGN tag rules, board_ctl.pgntags);
+    else None, logged as left out."""
     if value is None:
         return None
     try:
-        return check_value(what, value)
+        return check_value(name, value)
     except TagError as exc:
         log.warning("%s: %s; tag left out", where, exc)
         return None

@@ -17,9 +17,9 @@ import io
 import re
 from dataclasses import dataclass
 
-from board_ctl.errors import BoardCtlError
+from board_ctl.errors import BoardCtlError, TagError
+from board_ctl.pgntags import check_value
 from board_ctl.station.contract import BOARD_ID
-from board_ctl.station.tags import TagError, check_value
 
 FIDE_ID = re.compile(r"[0-9]{1,10}")
 ROUND = re.compile(r"[0-9]{1,4}")
@@ -126,9 +126,9 @@ def _pairing(cells: dict[str, str], where: str) -> Pairing:
             raise PairingsError(f"{where}: {side} player {name!r}: quotes, backslashes and "
                                 "line breaks cannot go into a PGN tag")
         try:
-            names[side] = check_value(f"{side} player", name)
+            names[side] = check_value(side.capitalize(), name)
         except TagError as exc:
-            raise PairingsError(f"{where}: {exc}") from None
+            raise PairingsError(f"{where}: {side} player: {exc}") from None
     fide: dict[str, str | None] = {}
     for side in ("white", "black"):
         value = cells.get(f"{side}_fide_id", "")
