@@ -5,8 +5,10 @@ round, against a local server that answers like lichess's push endpoint."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import io
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -111,6 +113,42 @@ def test_order_is_stable_while_the_round_goes_on() -> None:
                 feed(hall, board.play())
         now = [g.headers["Round"] for g in read_games(round_pgn(hall, "3", pairings))]
         assert now == order
+
+
+@pytest.mark.parametrize("zone,start,date", [
+    # a club night in California: 19:00 there is 03:00 UTC the next day
+    ("America/Los_Angeles", "2026-11-30T19:00:00-08:00", "2026.11.30"),
+    # one in London that runs past midnight
+    ("Europe/London", "2026-11-30T22:30:00+00:00", "2026.11.30"),
+    # a morning in Shanghai: 07:00 there is 23:00 UTC the evening before
+    ("Asia/Shanghai", "2026-12-01T07:00:00+08:00", "2026.12.01"),
+])
+def test_the_date_is_the_day_the_game_began_where_it_is_played(zone: str, start: str,
+                                                                date: str) -> None:
+    """The Date tag is the day the game started (PGN 8.1.1.3), in the station's time
+    zone, as the board's own PGN: not the day in UTC, and not a date that turns over at
+    midnight while the game goes on."""
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        started = round(dt.datetime.fromisoformat(start).timestamp() * 1000)
+        board = ContractBoard("b1", game_from("stockfish-300.pgn", 2), game="g1", board_no=1,
+                              think_ms=15 * 60_000, start_time_ms=started,
+                              tags={"round": "3", "board_no": 1})
+        hall = Hall()
+        feed(hall, board.start())
+        dates = set()
+        for _ in range(16):  # four hours: past midnight
+            feed(hall, board.play())
+            dates.add(read_games(round_pgn(hall, "3", []))[0].headers["Date"])
+        assert dates == {date}
+    finally:
+        if saved is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = saved
+        time.tzset()
 
 
 def test_pgn_extract_accepts_the_round(tmp_path: Path) -> None:

@@ -65,8 +65,10 @@ def entry_pgn(entry: Entry, round_name: str, event: str, site: str) -> chess.pgn
     black, black_id = _player(game.black if game else None,
                               pairing.black if pairing else None,
                               pairing.black_fide_id if pairing else None)
-    day = dt.datetime.fromtimestamp((game.last_time_ms or game.first_seen_ms) / 1000,
-                                    dt.timezone.utc).date() if game else None
+    # The day the game began (PGN 8.1.1.3) where it is played: the station's time zone,
+    # as the board's own PGN has it; not UTC, and not a day that turns at midnight.
+    day = dt.datetime.fromtimestamp(
+        (game.first_time_ms or game.first_seen_ms) / 1000).date() if game else None
     headers = pgn.headers
     headers["Event"] = (game.event if game and game.event else None) or event
     headers["Site"] = (game.site if game and game.site else None) or site
@@ -121,7 +123,7 @@ def _entry_text(hall: Hall, entry: Entry, round_name: str, event: str, site: str
     if game is not None:
         key = (round_name, entry.board_no, entry.pairing, event, site, game.event, game.site,
                game.white, game.black, game.result, game.start_fen,
-               game.last_time_ms or game.first_seen_ms, len(game.known_moves()))
+               game.first_time_ms or game.first_seen_ms, len(game.known_moves()))
         held = _rendered.setdefault(hall, {}).get((game.board, game.game))
         if held is not None and held[0] == key:
             return held[1]

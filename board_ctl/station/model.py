@@ -106,6 +106,7 @@ class Game:
     game: str
     first_seen_ms: int
     last_time_ms: int = 0            # the newest board time seen for this game
+    first_time_ms: int | None = None  # the oldest: when the game began, as near as known
     state_time_ms: int | None = None  # the newest state applied (older ones are stale)
     event: str | None = None
     site: str | None = None
@@ -227,6 +228,7 @@ class Hall:
         time_ms = data.get("time")
         if isinstance(time_ms, int) and not isinstance(time_ms, bool):
             game.last_time_ms = max(game.last_time_ms, time_ms)
+            game.first_time_ms = min(game.first_time_ms or time_ms, time_ms)
         current = board.game
         # The board's current game is the one it published last, by its own clock: a
         # late message of an old game (republished after a reconnection) does not
