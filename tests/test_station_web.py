@@ -544,3 +544,13 @@ def test_a_station_that_cannot_start_closes_its_journal(tmp_path: Path) -> None:
            "--pairings", str(tmp_path / "none.csv")]
     assert resource_warnings(lambda: main(run)) == []
     assert (tmp_path / "d" / "actions.jsonl").exists()
+
+
+@pytest.mark.parametrize("board_no", ["x", "", "1.5", "9" * 5000])
+def test_sending_a_pairing_with_no_board_number_is_a_clear_refusal(setup, board_no: str) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    token = login(client)
+    response = client.post("/arbiter/pairings/send",
+                           data={"csrf": token, "round": "4", "board_no": board_no})
+    assert response.status_code == 400 and "board" in response.json()["error"]
+    assert hallway.sent == []

@@ -44,7 +44,7 @@ from board_ctl.errors import BoardCtlError
 from board_ctl.station.broadcast import round_pgn
 from board_ctl.station.pairings import ROUND
 from board_ctl.station.push import Pusher
-from board_ctl.station.station import Station
+from board_ctl.station.station import CommandError, Station
 from board_ctl.station.users import User, make_user
 
 log = logging.getLogger(__name__)
@@ -391,8 +391,10 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
     @login_required
     async def pairing_send(request: Request, session: WebSession) -> Response:
         form = await request.form()
-        station.send_pairing_now(session.user, str(form.get("round", "")),
-                                 int(str(form.get("board_no", "0")) or 0))
+        board_no = str(form.get("board_no", ""))
+        if not re.fullmatch(r"[0-9]{1,6}", board_no):  # int() of anything else raised: a 500
+            raise CommandError(f"board {board_no[:20]!r} is not a board number")
+        station.send_pairing_now(session.user, str(form.get("round", "")), int(board_no))
         return RedirectResponse("/arbiter/pairings", status_code=303)
 
     @login_required
