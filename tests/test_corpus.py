@@ -14,6 +14,8 @@ import pytest
 from board_ctl.simulate import NoEligiblePly, RenderStyle, render_game, render_violation
 from corpus import corpus, has_move, replay_rendered
 
+pytestmark = pytest.mark.slow  # every test here replays hundreds of games (10-70 s each)
+
 CLEAN_STYLES = {
     "clock": RenderStyle(),
     "no-clock": RenderStyle(use_clock=False),

@@ -461,6 +461,7 @@ CLEAN = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cid,games,n,seeds,profile,knobs", CLEAN, ids=[c[0] for c in CLEAN])
 def test_clean(cid, games, n, seeds, profile, knobs) -> None:
     indices = games()
@@ -488,6 +489,7 @@ VIOLATIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,clock", VIOLATIONS, ids=[f"{k}-{'clock' if c else 'noclock'}"
                                                        for k, c in VIOLATIONS])
 def test_violation(kind: str, clock: bool) -> None:
@@ -516,6 +518,7 @@ JUDGEMENT = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cid,games,n,knobs,reason", JUDGEMENT, ids=[j[0] for j in JUDGEMENT])
 def test_judgement(cid, games, n, knobs, reason, request) -> None:
     request.node.add_marker(pytest.mark.xfail(strict=False, reason=reason))

@@ -155,6 +155,7 @@ def test_resignation_ends_decisive_games_without_mate() -> None:
             assert last["ev"] != "resign"
 
 
+@pytest.mark.slow
 def test_every_game_renders_cleanly() -> None:
     for i, game in enumerate(engine_games() + classics()):
         r = render_game(game, seed=i)
@@ -163,6 +164,7 @@ def test_every_game_renders_cleanly() -> None:
         assert r.expected_alerts == []
 
 
+@pytest.mark.slow
 def test_no_clock_renderings_parse_and_have_no_clock() -> None:
     for i, game in enumerate(engine_games()[:60]):
         r = render_game(game, seed=i, style=RenderStyle(use_clock=False))
@@ -327,6 +329,7 @@ def test_en_passant_changes_three_squares() -> None:
     assert orders == {"ep:move-then-remove", "ep:remove-first", "ep:lift-remove-place"}
 
 
+@pytest.mark.slow
 def test_promotions_and_selector() -> None:
     games = games_with(lambda b, m: m.promotion is not None)
     notes: set[str] = set()
@@ -441,6 +444,7 @@ def test_any_seed_gives_a_consistent_log(seed, game_index, use_clock, bounce, sl
 # -- violations -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_each_violation_is_staged_once_and_keeps_the_game() -> None:
     for code in VIOLATION_CODES:
         for i, game in enumerate(classics()):
