@@ -188,7 +188,11 @@ class Completion(GameState):
         if self.out.alerts:
             for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
                 self.out.clear(t, code)  # the previous move's irregularities are settled
-        for finding in (self.touch_move.check(old.position, old.touched, old.must_move, shape),
+        touched = old.touched
+        if old.knocked:
+            touched = [(when, sq) for when, sq in touched
+                       if not old.knocked & chess.BB_SQUARES[sq]]
+        for finding in (self.touch_move.check(old.position, touched, old.must_move, shape),
                         self.move_changed.check(board, old.released, shape)):
             if finding is not None:
                 self.out.raise_(t, finding)

@@ -455,10 +455,12 @@ def promotion_placed_first(turn: Turn, ctx: Context) -> Answer | None:
 def arrived_with_others(turn: Turn, occupied: chess.Bitboard) -> Shape | None:
     """A legal move whose piece has arrived (placed on its target, or seen landing on its
     victim) while other squares differ from the position after it: once the move is made,
-    those are displaced pieces (FIDE 7.4), whichever side they belong to."""
+    those are displaced pieces (FIDE 7.4), whichever side they belong to. Of two pieces
+    that could have arrived, the one lifted first moved (the other was knocked after)."""
     position = turn.position
     emptied = position.occupied & ~occupied
     filled = occupied & ~position.occupied
+    found: list[tuple[int, Shape]] = []
     for shape in position.moves_from(emptied & position.board.occupied_co[position.board.turn]):
         if shape.vacated & ~emptied or shape.filled & ~filled:
             continue
@@ -467,8 +469,10 @@ def arrived_with_others(turn: Turn, occupied: chess.Bitboard) -> Shape | None:
             if shape.captured not in landed[:1]:
                 continue
         if occupied ^ shape.after(position.occupied):
-            return shape
-    return None
+            lifts = [when for when, placed_ in turn.events_on.get(shape.move.from_square, ())
+                     if not placed_]
+            found.append((lifts[0] if lifts else FOREVER, shape))
+    return min(found, key=lambda item: item[0])[1] if found else None
 
 
 def in_hand(position: Position, occupied: chess.Bitboard) -> bool:

@@ -187,6 +187,8 @@ class Sensing(GameState):
             made = infer.arrived_with_others(self.turn, self.occupied)
             if made is not None:  # the move is made: the rest is displaced (7.4)
                 self.turn.made = made
+                # (knocked off, not touched: 4.2.2, an accident is no touch)
+                self.turn.knocked |= emptied & ~made.vacated
                 self.displaced.unexplained(t, 0)  # (knocked by the mover: no wrong side)
                 return
             # The mover's pieces in hand, put down or not: a move attempt, perhaps illegal,

@@ -68,6 +68,7 @@ class Turn:
     # side that set it; the latest before the move was completed counts.
     selections: list[tuple[int, chess.PieceType]] = field(default_factory=list)
     made: Shape | None = None  # a move made with other squares differing (7.4)
+    knocked: chess.Bitboard = 0  # pieces found displaced beside a move made: no touches
 
     @property
     def board(self) -> chess.Board:
