@@ -14,7 +14,7 @@ import pytest
 from board_ctl.simulate import NoEligiblePly, RenderStyle, render_game, render_violation
 from corpus import corpus, has_move, replay_rendered
 
-pytestmark = pytest.mark.slow  # every test here replays hundreds of games (10-70 s each)
+pytestmark = pytest.mark.slow  # the whole corpus: minutes; CI runs it, -m "not slow" skips it
 
 CLEAN_STYLES = {
     "clock": RenderStyle(),

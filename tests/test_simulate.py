@@ -107,6 +107,7 @@ def board_before(r: RenderedGame, ply: int) -> chess.Board:
 # -- the corpus ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_corpus_games_parse_cleanly() -> None:
     assert len(engine_games()) == 300
     assert len(classics()) >= 15
@@ -117,6 +118,7 @@ def test_corpus_games_parse_cleanly() -> None:
     assert size < 1_000_000
 
 
+@pytest.mark.slow
 def test_corpus_has_the_special_moves() -> None:
     counts: dict[str, int] = {}
     for game in engine_games():
@@ -172,6 +174,7 @@ def test_no_clock_renderings_parse_and_have_no_clock() -> None:
         assert not [obj for obj in r.lines if obj["ev"] == "clock"]
 
 
+@pytest.mark.slow
 def test_clock_presses_alternate() -> None:
     for i, game in enumerate(engine_games()[:60] + classics()):
         r = render_game(game, seed=i)
@@ -431,6 +434,7 @@ def test_claim_at_the_end_of_a_claimable_draw() -> None:
     slides=st.booleans(),
     start_ply=st.integers(0, 30),
 )
+@pytest.mark.slow
 def test_any_seed_gives_a_consistent_log(seed, game_index, use_clock, bounce, slides, start_ply):
     game = engine_games()[game_index]
     start_ply = min(start_ply, len(list(game.mainline_moves())))
@@ -549,6 +553,7 @@ def test_violation_at_a_given_ply_and_errors() -> None:
         render_violation(game, "no-such-thing", seed=3)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32), game_index=st.integers(0, 299),
        code=st.sampled_from(VIOLATION_CODES))

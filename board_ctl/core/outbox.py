@@ -22,6 +22,7 @@ class Outbox:
         self.dirty = True  # something the LEDs show may have changed
         self._signature: Hashable = None
         self._last_frame: LedFrame | None = None
+        self._framed = 0  # effects already shown by a frame
 
     def raise_(self, t: int, finding: Finding) -> None:
         alert = Alert(seconds(t), finding.code, finding.side, finding.squares, finding.text)
@@ -42,28 +43,41 @@ class Outbox:
     def add(self, effect: Effect) -> None:
         self.effects.append(effect)
 
-    def drain(self, t: int, state: Hashable, boards: tuple[chess.Bitboard, chess.Bitboard],
-              view: Callable[[], LedView]) -> list[Effect]:
-        """The effects so far, and a LED frame when what the LEDs show has changed.
+    @property
+    def unframed(self) -> bool:
+        """Whether anything happened that the last frame does not show."""
+        return self.dirty or len(self.effects) != self._framed
+
+    def frame(self, t: int, state: Hashable, boards: tuple[chess.Bitboard, chess.Bitboard],
+              view: Callable[[], LedView]) -> None:
+        """A LED frame at `t` when what the LEDs show has changed since the last one; its
+        buzzer sounds for the alerts and results since then.
 
         The frame is a pure function of the game `state` (moves, result, candidates...),
-        the open alerts, the sound of the effects and, while the players must restore the
-        position, the `boards` (what the sensors show, what the game needs): the work is
-        skipped while that signature is unchanged."""
-        if not self.effects and not self.dirty:
-            return []
+        the open alerts, the sound of the new effects and, while the players must restore
+        the position, the `boards` (what the sensors show, what the game needs): the work
+        is skipped while that signature is unchanged."""
+        if not self.unframed:
+            return
         self.dirty = False
-        sound = any(isinstance(e, (Alert, GameOver)) for e in self.effects)
+        new = self.effects[self._framed:]
+        self._framed = len(self.effects)
+        sound = any(isinstance(e, (Alert, GameOver)) for e in new)
         restoring = any(code in self.alerts for code in _RESTORING)
         signature = (state, tuple((a.code, a.squares) for a in self.alerts.values()),
                      boards if restoring else None, sound)
         if signature != self._signature:
             self._signature = signature
-            frame = led_frame(seconds(t), view(), self.effects)
+            frame = led_frame(seconds(t), view(), new)
             last = self._last_frame
             if last is None or (frame.squares, frame.status, frame.guidance, frame.buzzer) != (
                     last.squares, last.status, last.guidance, last.buzzer):
                 self.effects.append(frame)
+                self._framed = len(self.effects)
                 self._last_frame = frame
+
+    def drain(self) -> list[Effect]:
+        """The effects since the last drain, frames included."""
         out, self.effects = self.effects, []
+        self._framed = 0
         return out

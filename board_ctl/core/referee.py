@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import chess
 
+from board_ctl.core import arbiter
 from board_ctl.core import events as ev
 from board_ctl.core import inference as infer
 from board_ctl.core.clock import ChessClock
@@ -46,8 +47,9 @@ class Referee(Sensing, Completion):
         t = to_us(event.t)
         if t < self._now:
             t = self._now  # (time never runs back inside the core)
+        self._frame()  # the LEDs until now: on the first feed, the opening frame at t = 0
         self._advance(t)
-        if self.result is None:
+        if self.result is None or type(event) in ev.ARBITER_EVENTS:  # a result corrected
             self._handle(event, t)
         return self._drain()
 
@@ -55,6 +57,7 @@ class Referee(Sensing, Completion):
         """The log ended (or the service stops): a move left on the board is complete."""
         end = self._now if t is None else max(to_us(t), self._now)
         self._advance(end)
+        self._run_out_own_timers()
         for change in self.debouncer.flush():
             self._settled(change)
         if self.result is None and self.press.decision is not None:
@@ -131,9 +134,14 @@ class Referee(Sensing, Completion):
             self.firings += 1
             self._at(deadline)
             self._settle_due(deadline)  # (and look again: it may arm another timer)
+            self._frame(deadline)
+        # What a timer changed shows from its own time: the live service, whose ticks fire
+        # it between events, and a replay, which fires it at the next event, then send the
+        # same frames with the same times.
         for when, _ in self._timers():
             if when <= t:
-                self.firings += fire_due(t, self._timers, self._at, self.debug)
+                self.firings += fire_due(t, self._timers, self._at, self.debug,
+                                         after=self._frame)
                 break
         if t > self._now:
             self._now = t
@@ -152,6 +160,25 @@ class Referee(Sensing, Completion):
 
     def _at(self, when: int) -> None:
         self._now = max(self._now, when)
+
+    def _run_out_own_timers(self) -> None:
+        """At the log's end, what the board does by itself within seconds, at the time it
+        does it, as the live service's ticks do: pending changes settle, a press waiting
+        for its piece is judged, a mating or drawing placement ends the game. Not the
+        timers that wait on the players (a flag, a mismatch): how long the board was left
+        after its last event, the log does not say."""
+        def next_own() -> int | None:
+            due = [when for when, fire in self._timers()
+                   if fire in (self._settle_due, self._decide_press, self._end_by_placement)]
+            return min(due, default=None)
+
+        when = next_own()
+        while when is not None and self.result is None:
+            self._advance(when)
+            after = next_own()
+            if after is not None and after <= when:
+                return  # nothing fired (a stalled timer): no progress to make
+            when = after
 
     def _settle_due(self, when: int) -> None:
         for change in self.debouncer.advance(when):
@@ -196,6 +223,12 @@ class Referee(Sensing, Completion):
                         self._game_over(t, "1/2-1/2", "agreement")
             case ev.DrawClaimed(_, side):
                 self._claim(t, side)
+            case ev.ArbiterResult():
+                arbiter.decide(self, event, t)
+            case ev.ClocksSet():
+                arbiter.set_clocks(self, event, t)
+            case ev.TagsSet():
+                self.out.add(arbiter.tags_changed(event, t))
 
     # ------------------------------------------------------------------ effects
 
@@ -225,11 +258,16 @@ class Referee(Sensing, Completion):
         self.press.decision = None
         self.out.add(self.result)
 
-    def _drain(self) -> list[Effect]:
-        if not self.out.effects and not self.out.dirty:
-            return []
+    def _frame(self, _when: int | None = None) -> None:
+        """A LED frame at `now` if what the LEDs show changed since the last one."""
+        if not self.out.unframed:
+            return  # nothing new since the last frame: the common case, made cheap
         turn = self.turn
         state = (len(self.board.move_stack), self.result,
                  turn.ambiguous is not None and turn.ambiguous.key, turn.must_move, self.faulty)
-        return self.out.drain(self._now, state, (self.occupied, turn.position.occupied),
-                              self.led_view)
+        self.out.frame(self._now, state, (self.occupied, turn.position.occupied),
+                       self.led_view)
+
+    def _drain(self) -> list[Effect]:
+        self._frame()
+        return self.out.drain()

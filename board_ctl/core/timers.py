@@ -25,10 +25,10 @@ class TimerStall(BoardCtlError, RuntimeError):
 
 
 def fire_due(t: int, armed: Callable[[], list[Timer]], at: Callable[[int], None],
-             debug: bool = False) -> int:
+             debug: bool = False, after: Callable[[int], None] | None = None) -> int:
     """Fire every timer `armed()` lists as due by `t`, earliest first, asking again after
     each firing (a firing arms and disarms others); `at(when)` is told the time before
-    each. Returns how many fired."""
+    each, `after(when)` after each. Returns how many fired."""
     fired: set[tuple[int, object]] = set()
     stalled: set[tuple[int, object]] = set()
     while len(fired) < MAX_FIRINGS:
@@ -49,6 +49,8 @@ def fire_due(t: int, armed: Callable[[], list[Timer]], at: Callable[[int], None]
         fired.add(key)
         at(when)
         fire(when)
+        if after is not None:
+            after(when)
     _stall(t, fire_due, debug)
     return len(fired)
 

@@ -26,6 +26,7 @@ report (the emulator played its log, or the link stayed away `lost_timeout` s).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import queue
@@ -52,7 +53,7 @@ from board_ctl.journal import JournalWriter
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer
-from board_ctl.service.messages import BoardDone, LinkDown, LinkUp, NewGame
+from board_ctl.service.messages import BoardDone, Command, LinkDown, LinkUp, NewGame
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
 from board_ctl.service.view import NullView, View, ViewState
@@ -184,6 +185,9 @@ class Service:
         if isinstance(item, NewGame):
             self._new_game(item)
             return
+        if isinstance(item, Command):
+            item.run(self)
+            return
         event = cast(ev.Event, item)
         tick = isinstance(event, ev.Tick)
         if not tick:
@@ -205,6 +209,19 @@ class Service:
             self._apply(effects, session)
         elif session.referee.occupied != self._shown_occupied:
             self._publish(())  # a piece lifted or put down: the view shows it
+
+    def feed_order(self, event: ev.Event) -> bool:
+        """An arbiter's order (ev.ARBITER_EVENTS) into the game at the board now: journaled,
+        logged and shown like a board event; a finished game's files are written again.
+        False when there is no game."""
+        session = self.session
+        if session is None:
+            return False
+        was_over = session.over
+        self._apply(session.feed(dataclasses.replace(event, t=self._t)), session)
+        if was_over:
+            session.write_outputs()  # a result or tags corrected after the end
+        return True
 
     # ------------------------------------------------------------------ games
 
@@ -450,4 +467,5 @@ class Service:
             termination=result.termination if result else "",
             board=self.board.description, link=self.link, t=referee.now,
             clocks=(referee.clock.remaining(chess.WHITE, referee.now),
-                    referee.clock.remaining(chess.BLACK, referee.now)))
+                    referee.clock.remaining(chess.BLACK, referee.now)),
+            running=referee.clock.turn if referee.clock.running and not result else None)
