@@ -47,7 +47,8 @@ class Referee(Sensing, Completion):
         t = to_us(event.t)
         if t < self._now:
             t = self._now  # (time never runs back inside the core)
-        self._frame()  # the LEDs until now: on the first feed, the opening frame at t = 0
+        if self.out.dirty:  # (only before the first feed: the opening frame at t = 0)
+            self._frame()
         self._advance(t)
         if self.result is None or type(event) in ev.ARBITER_EVENTS:  # a result corrected
             self._handle(event, t)
