@@ -187,6 +187,9 @@ class _StuckTimer(Referee):
     def _timers(self):  # type: ignore[no-untyped-def]
         return super()._timers() + [(5_000_000, self._stuck)]
 
+    def _only_debounce_armed(self, t: int) -> bool:
+        return False  # (it has a timer of its own)
+
     def _stuck(self, when: int) -> None:
         self.stuck_fired += 1
 

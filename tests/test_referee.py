@@ -619,3 +619,12 @@ def test_a_promotion_piece_put_down_first_on_the_square_a_capture_left() -> None
     # pawn (4.6): the occupancy is the one before Rxa8 for a moment; the capture stands.
     out = play("-e8 -a8 +a8 ~2 +e8 ~1 -e7 ~3 -h8 +h7", "R3r2k/4P3/8/8/8/8/7K/8 b - - 0 1")
     assert out.sans == ["Rxa8", "e8=Q+", "Kh7"] and out.alerts == []
+
+
+def test_a_piece_knocked_beside_the_move_is_no_touch_and_the_first_lifted_moved() -> None:
+    # The knight lifted, the f2 pawn knocked off, the knight put on f3 (where the pawn
+    # could have gone too), the pawn back 3 s later: Nf3, the pawn displaced (7.4), and
+    # its lift no touch (4.2.2: an accident).
+    out = play("-g1 @0.2 -f2 @0.3 +f3 ~3 +f2 Cw")
+    assert out.sans == ["Nf3"] and out.alerts == ["position-mismatch"]
+    assert out.alert("position-mismatch")["squares"] == ["f2"]

@@ -12,7 +12,7 @@ from board_ctl.core.rules import AddTime, Clear, End, Finding, Record
 from board_ctl.core.rules.claims import Draws, claimable
 from board_ctl.core.rules.completed import MoveChanged
 from board_ctl.core.rules.displaced import MISMATCH_AFTER_US, Displaced
-from board_ctl.core.rules.endings import Endings
+from board_ctl.core.rules.endings import TERMINATIONS, Endings
 from board_ctl.core.rules.illegal import IllegalMoves
 from board_ctl.core.rules.touch import ROOK_FIRST_MARGIN_US, TouchMove
 from board_ctl.core.shapes import shape_of
@@ -210,6 +210,8 @@ def test_an_offer_stands_until_declined_by_moving() -> None:
 
 
 @pytest.mark.parametrize("fen, ending", [
+    ("8/8/8/4k3/8/8/8/4K2R w K - 149 80", None),
+    ("4k3/8/8/8/8/8/8/4K2R b K - 160 80", ("1/2-1/2", "seventy-five-moves")),
     ("7k/8/8/8/8/8/5Q2/6K1 b - - 0 1", None),
     ("7k/6Q1/6K1/8/8/8/8/8 b - - 0 1", ("1-0", "checkmate")),
     ("7k/5Q2/5K2/8/8/8/8/8 b - - 0 1", ("1/2-1/2", "stalemate")),
@@ -217,13 +219,18 @@ def test_an_offer_stands_until_declined_by_moving() -> None:
     ("8/8/8/4k3/8/8/8/4K2R b K - 150 80", ("1/2-1/2", "seventy-five-moves")),
 ])
 def test_the_position_ends_the_game(fen: str, ending: tuple[str, str] | None) -> None:
-    assert Endings().after_move(chess.Board(fen)) == ending
+    board = chess.Board(fen)
+    assert Endings().after_move(Position(board)) == ending
+    # what python-chess's outcome() says, in the project's words
+    outcome = board.outcome()
+    assert (outcome is None and ending is None) or (outcome is not None and ending == (
+        outcome.result(), TERMINATIONS[outcome.termination]))
 
 
 def test_claimable_draws_end_the_game_only_in_casual() -> None:
     board = repeated()
-    assert Endings().after_move(board) is None
-    assert Endings(auto_claimable_draws=True).after_move(board) == ("1/2-1/2",
+    assert Endings().after_move(Position(board)) is None
+    assert Endings(auto_claimable_draws=True).after_move(Position(board)) == ("1/2-1/2",
                                                                    "threefold-repetition")
 
 
@@ -236,7 +243,13 @@ def test_flags_and_wins() -> None:
     assert Endings.win_for(board, chess.WHITE) == "1-0"
     assert Endings.win_for(board, chess.BLACK) == "1/2-1/2"
     mate = chess.Board("7k/8/5QK1/8/8/8/8/8 w - - 0 1")
-    assert Endings.ends_game(mate, chess.Move.from_uci("f6g7"))
-    assert Endings.ends_game(mate, chess.Move.from_uci("f6f7"))  # stalemate
-    assert not Endings.ends_game(mate, chess.Move.from_uci("f6a1"))
-    assert mate.fen().startswith("7k/8/5QK1")  # (the board is left as it was)
+    assert Endings.ends_game(after(mate, "f6g7"))
+    assert Endings.ends_game(after(mate, "f6f7"))  # stalemate
+    assert not Endings.ends_game(after(mate, "f6a1"))
+    assert mate.fen().startswith("7k/8/5QK1")
+
+
+def after(board: chess.Board, uci: str) -> Position:
+    board = board.copy()
+    board.push_uci(uci)
+    return Position(board)

@@ -518,6 +518,7 @@ JUDGEMENT = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cid,games,n,knobs,reason", JUDGEMENT, ids=[j[0] for j in JUDGEMENT])
 def test_judgement(cid, games, n, knobs, reason, request) -> None:
     request.node.add_marker(pytest.mark.xfail(strict=False, reason=reason))

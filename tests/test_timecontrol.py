@@ -194,7 +194,8 @@ def test_parse_raises_only_time_control_errors(text: str) -> None:
     ("40/5400:20/" + "9" * 400, "period 2"),
     ("*" + "9" * 400, "the sandclock's time is at most"),
     (":".join(["1/60"] * 21), "at most 20 periods"),
-])
+], ids=["400-nines", "5000-nines", "3600000", "1000-moves", "increment", "delay-nines",
+        "bronstein", "period-2", "sandclock", "21-periods"])
 def test_absurd_values_are_refused_naming_the_field(text: str, field: str) -> None:
     with pytest.raises(TimeControlError) as info:
         TimeControl.parse(text)

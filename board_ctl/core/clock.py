@@ -91,13 +91,14 @@ class ChessClock:
         self._run_since_ms: int | None = None  # None while paused or not started
         self._now_ms: int | None = None  # the latest time this clock was given
         self._external = False  # an external clock's readings set the times (set_times)
+        self._tc_timed = self.tc.is_timed  # (asked for every event: kept)
 
     # ------------------------------------------------------------------ state queries
 
     @property
     def timed(self) -> bool:
         """A clock can run out: a timed control, or times an external clock reported."""
-        return self.tc.is_timed or self._external
+        return self._tc_timed or self._external
 
     @property
     def turn(self) -> chess.Color | None:
@@ -345,9 +346,10 @@ class ChessClock:
 
     def flag_time_ms(self) -> int | None:
         """:meth:`flag_time` in whole milliseconds, as kept (for integer deadlines)."""
-        if not self.timed or self._turn is None or self._run_since_ms is None:
-            return None
+        if not (self._tc_timed or self._external) or self._run_since_ms is None:
+            return None  # (untimed, not started, or paused)
         side = self._turn
+        assert side is not None
         available = self._remaining_ms[side] + self._simple_delay_ms(side)
         return self._run_since_ms + available - self._turn_used_ms
 

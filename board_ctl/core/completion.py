@@ -185,9 +185,14 @@ class Completion(GameState):
         board, old = self.board, self.turn
         mover = board.turn
         self._from_scan = False
-        for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
-            self.out.clear(t, code)  # the previous move's irregularities are settled
-        for finding in (self.touch_move.check(old.position, old.touched, old.must_move, shape),
+        if self.out.alerts:
+            for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
+                self.out.clear(t, code)  # the previous move's irregularities are settled
+        touched = old.touched
+        if old.knocked:
+            touched = [(when, sq) for when, sq in touched
+                       if not old.knocked & chess.BB_SQUARES[sq]]
+        for finding in (self.touch_move.check(old.position, touched, old.must_move, shape),
                         self.move_changed.check(board, old.released, shape)):
             if finding is not None:
                 self.out.raise_(t, finding)
@@ -203,16 +208,20 @@ class Completion(GameState):
         if offer is not None:
             self.out.note(*offer)
         self.press.decision = None
-        self.turn = Turn(Position(board), t)
-        self.occupied = self._read()
+        # (the position a reply was read in is this one: its work is kept)
+        self.turn = Turn(Position(board, like=old.replies.get(shape.move)), t)
+        if self.faulty:
+            self.occupied = self._read()
         if self.draws.claim_pending is not None:
             self._judge_pending_claim(t, mover)
             if self.result is not None:
                 return
-        if not shape.move.promotion:
+        if old.selections and not shape.move.promotion:
             # Set after this move stood on the board: the opponent's choice, made early.
             self.turn.selections = [(when, p) for when, p in old.selections if when > t]
-        ended = self.endings.after_move(board)
+        # (the material is looked at after the game's first move, then when it changes)
+        ended = self.endings.after_move(self.turn.position,
+                                        shape if len(board.move_stack) > 1 else None)
         if ended is not None:
             self._game_over(t, *ended)
 
@@ -262,7 +271,7 @@ class Completion(GameState):
         """The side to move ran out of time (FIDE 6.9), unless a mate already stood."""
         match = self.turn.match
         if match is not None and infer.placed(self.turn, match) and all(
-                self.endings.ends_game(self.board, s.move) for s in match.shapes):
+                self.endings.ends_game(self.turn.replies_to(s)) for s in match.shapes):
             self._complete_match(match.since, guess=True)  # 5.1.1: the mate ended the game
             return
         side = self.game_clock.running_side
@@ -275,7 +284,7 @@ class Completion(GameState):
         assert match is not None
         # A piece in hand is not yet a capture: only a piece seen arriving counts.
         match.ends_game = infer.placed(self.turn, match) and all(
-            self.endings.ends_game(self.board, s.move) for s in match.shapes)
+            self.endings.ends_game(self.turn.replies_to(s)) for s in match.shapes)
         if match.ends_game:
             self._complete_match(when, guess=True)
 

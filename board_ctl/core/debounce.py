@@ -10,7 +10,7 @@ Times are whole microseconds (board_ctl.core.timebase): a deadline is due exactl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import chess
 
@@ -18,8 +18,7 @@ DEFAULT_SETTLE_US = 100_000  # slide blips last 'tens of ms'; ~100 ms is the mos
 DEFAULT_SETTLE = DEFAULT_SETTLE_US / 1_000_000  # the same, in seconds
 
 
-@dataclass(frozen=True, slots=True)
-class SettledChange:
+class SettledChange(NamedTuple):
     t: int  # us: when the square took its final raw state (not when it settled)
     square: chess.Square
     occupied: bool

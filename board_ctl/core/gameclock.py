@@ -46,7 +46,6 @@ class GameClock:
             white_first = start_side == chess.WHITE
             self.external.expect_start(
                 ClockReading(initial, initial, white_first, not white_first), 0.0)
-        self.timed = self.lever.timed  # (refreshed when an external clock makes it timed)
 
     @property
     def now(self) -> int:
@@ -60,9 +59,7 @@ class GameClock:
 
     def flag_deadline(self) -> int | None:
         """When the side to move's flag falls, in us (None untimed)."""
-        if not self.timed:
-            return None
-        ms = self.lever.flag_time_ms()
+        ms = self.lever.flag_time_ms()  # (None untimed: a time control, or times reported)
         return None if ms is None else ms * 1000
 
     def switch(self, mover: chess.Color, at: int,
@@ -91,7 +88,6 @@ class GameClock:
                 "clock-fault", None, (), f"the clock's times were not used ({check.reason}); "
                 "the board keeps its own: check the clock"))
         lever.set_times(white, black, at_s)
-        self.timed = True
         return Switched(PressResult(reading.time(mover), pressed.elapsed), trusted=True)
 
     def add_penalty(self, to_side: chess.Color, added: int, t: int) -> None:

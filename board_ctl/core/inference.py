@@ -382,7 +382,15 @@ def explain(turn: Turn, ctx: Context) -> Reading:
             leave_match(turn, ctx)  # the moves seen stand; the lift settles it
             return AGREES
         if turn.match is None or turn.match.key != key:
+            standing = turn.match is not None and still_standing(turn, turn.match)
             leave_match(turn, ctx)
+            if standing:
+                # The mover's piece never left where it arrived: this placement is not
+                # his (another move would have lifted it), but the opponent's reply
+                # begun, a promotion piece put down before the pawn is lifted (4.6).
+                found = answer(turn, ctx)
+                if isinstance(found, Answer):
+                    return Reading(True, answer=found)
             again = next((m for m in turn.seen if m.key == key), None)
             turn.seen = [m for m in turn.seen if m.key != key]
             if again is not None and again in turn.released and not full[0].move.promotion:
@@ -404,6 +412,23 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         if found:
             return EXPLAINED
     return UNEXPLAINED
+
+
+def still_standing(turn: Turn, match: Match) -> bool:
+    """Whether the mover's piece was seen arriving for this move and has not been lifted
+    from where it arrived since."""
+    if match.placed:
+        arrived = match.shapes[0].filled
+    else:
+        shown = landings(turn, match)
+        if not shown:
+            return False
+        arrived = chess.BB_SQUARES[shown[0].move.to_square]
+    for square in chess.scan_forward(arrived):
+        if any(not placed_ and when > match.since
+               for when, placed_ in turn.events_on.get(square, ())):
+            return False
+    return True
 
 
 def promotion_placed_first(turn: Turn, ctx: Context) -> Answer | None:
@@ -430,10 +455,12 @@ def promotion_placed_first(turn: Turn, ctx: Context) -> Answer | None:
 def arrived_with_others(turn: Turn, occupied: chess.Bitboard) -> Shape | None:
     """A legal move whose piece has arrived (placed on its target, or seen landing on its
     victim) while other squares differ from the position after it: once the move is made,
-    those are displaced pieces (FIDE 7.4), whichever side they belong to."""
+    those are displaced pieces (FIDE 7.4), whichever side they belong to. Of two pieces
+    that could have arrived, the one lifted first moved (the other was knocked after)."""
     position = turn.position
     emptied = position.occupied & ~occupied
     filled = occupied & ~position.occupied
+    found: list[tuple[int, Shape]] = []
     for shape in position.moves_from(emptied & position.board.occupied_co[position.board.turn]):
         if shape.vacated & ~emptied or shape.filled & ~filled:
             continue
@@ -442,8 +469,10 @@ def arrived_with_others(turn: Turn, occupied: chess.Bitboard) -> Shape | None:
             if shape.captured not in landed[:1]:
                 continue
         if occupied ^ shape.after(position.occupied):
-            return shape
-    return None
+            lifts = [when for when, placed_ in turn.events_on.get(shape.move.from_square, ())
+                     if not placed_]
+            found.append((lifts[0] if lifts else FOREVER, shape))
+    return min(found, key=lambda item: item[0])[1] if found else None
 
 
 def in_hand(position: Position, occupied: chess.Bitboard) -> bool:

@@ -56,7 +56,25 @@ def pair_up(
     return tuple(pairs)
 
 
+_TO_MOVE = {chess.WHITE: StatusLights(white_to_move=True),
+            chess.BLACK: StatusLights(black_to_move=True)}
+
+
+def _buzzer(effects: Iterable[Effect]) -> Buzzer:
+    buzzer = Buzzer.SILENT
+    for effect in effects:
+        if isinstance(effect, GameOver):
+            buzzer = Buzzer.RESULT
+        elif isinstance(effect, Alert) and buzzer == Buzzer.SILENT:
+            buzzer = Buzzer.CHIRP
+    return buzzer
+
+
 def led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> LedFrame:
+    if (view.result is None and not view.alerts and not view.candidates
+            and view.must_move is None and not view.faulty):
+        # Nothing lit, the side to move shown: most frames of a game, built directly.
+        return LedFrame(t, (), _TO_MOVE[view.board.turn], _buzzer(effects), ())
     lights: dict[chess.Square, SquareLight] = {}
 
     def light(square: chess.Square, colour: Colour, blink: Blink = Blink.STEADY) -> None:
@@ -92,14 +110,8 @@ def led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> LedFra
         alert=Blink.FAST if view.alerts else None,
         game_over=over,
     )
-    buzzer = Buzzer.SILENT
-    for effect in effects:
-        if isinstance(effect, GameOver):
-            buzzer = Buzzer.RESULT
-        elif isinstance(effect, Alert) and buzzer == Buzzer.SILENT:
-            buzzer = Buzzer.CHIRP
     squares = tuple(lights[sq] for sq in sorted(lights))
-    return LedFrame(t, squares, status, buzzer, guidance)
+    return LedFrame(t, squares, status, _buzzer(effects), guidance)
 
 
 def _result_lights(view: LedView, light) -> None:  # type: ignore[no-untyped-def]

@@ -4,11 +4,14 @@ occupancy), worked out only where asked and cached for the turn.
 `full(occupied)`: the legal moves after which the board is occupied exactly so (a move
 made, waiting to be completed). `partial(occupied)`: whether a legal move is on its way
 to this occupancy (any subset of its lifts and placements, in any order).
+
+Legal moves are generated square by square, as the board asks (a whole generation costs
+ten times one square's): a turn asks about a few squares only. The position a reply was
+read in becomes the next turn's, its work kept (`like`).
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Iterator
 
 import chess
@@ -22,15 +25,20 @@ Key = tuple[int, int]  # (vacated, filled): the occupancy change that identifies
 class Position:
     """A position, and the shapes of its legal moves, worked out only where asked."""
 
-    __slots__ = ("board", "occupied", "_by_move", "_full", "_from", "_to")
+    __slots__ = ("board", "occupied", "_by_move", "_full", "_from", "_to", "_has_moves")
 
-    def __init__(self, board: chess.Board) -> None:
+    def __init__(self, board: chess.Board, like: Position | None = None) -> None:
+        """`like`: the same position, already worked on (a reply read on a copy)."""
         self.board = board
         self.occupied = board.occupied
         self._by_move: dict[chess.Move, Shape] = {}
         self._full: dict[Key, list[Shape]] = {}
-        self._from: dict[chess.Square, list[Shape]] = {}
-        self._to: dict[chess.Square, list[Shape]] = {}
+        self._from: dict[chess.Square, list[chess.Move]] = {}
+        self._to: dict[chess.Square, list[chess.Move]] = {}
+        self._has_moves: bool | None = None
+        if like is not None:
+            self._by_move, self._full, self._from = like._by_move, like._full, like._from
+            self._to, self._has_moves = like._to, like._has_moves
 
     def moves_from(self, mask: chess.Bitboard) -> Iterator[Shape]:
         """Legal moves from these squares (cached square by square: the board asks often)."""
@@ -40,14 +48,24 @@ class Position:
         """Legal moves onto these squares, cached the same way."""
         return self._cached(self._to, mask, "to_mask")
 
-    def _cached(self, cache: dict[chess.Square, list[Shape]], mask: chess.Bitboard,
+    def _cached(self, cache: dict[chess.Square, list[chess.Move]], mask: chess.Bitboard,
                 side: str) -> Iterator[Shape]:
+        shape = self.shape
         for square in chess.scan_forward(mask):
             found = cache.get(square)
             if found is None:
-                moves = self.board.generate_legal_moves(**{side: chess.BB_SQUARES[square]})
-                found = cache[square] = list(map(self.shape, moves))
-            yield from found
+                found = cache[square] = list(
+                    self.board.generate_legal_moves(**{side: chess.BB_SQUARES[square]}))
+            for move in found:
+                yield shape(move)
+
+    def _moves_of(self, square: chess.Square) -> list[chess.Move]:
+        """The legal moves from a square (cached)."""
+        found = self._from.get(square)
+        if found is None:
+            found = self._from[square] = list(
+                self.board.generate_legal_moves(from_mask=chess.BB_SQUARES[square]))
+        return found
 
     def shape(self, move: chess.Move) -> Shape:
         """The shape of a legal move of this position."""
@@ -55,6 +73,13 @@ class Position:
         if shape is None:
             shape = self._by_move[move] = shape_of(self.board, move)
         return shape
+
+    @property
+    def has_moves(self) -> bool:
+        """Whether the side to move has a legal move (neither mated nor stalemated)."""
+        if self._has_moves is None:
+            self._has_moves = any(self._from.values()) or any(self.board.generate_legal_moves())
+        return self._has_moves
 
     def full(self, occupied: chess.Bitboard) -> list[Shape]:
         """The legal moves after which the board is occupied exactly so."""
@@ -78,12 +103,18 @@ class Position:
                     moves = [chess.Move(origin, target, piece) for piece in PROMOTIONS]
                 else:
                     moves = [chess.Move(origin, target)]
+                known = self._from.get(origin)
+                if known is not None:  # (the square's moves are known: no legality test)
+                    return [move for move in moves if move in known]
                 return [move for move in moves if board.is_legal(move)]
-            if not filled:
-                return board.generate_legal_captures(from_mask=vacated)
+            if not filled:  # captures: from the square's moves (asked for next anyway)
+                theirs = board.occupied_co[not board.turn]
+                return [m for m in self._moves_of(origin) if theirs & chess.BB_SQUARES[m.to_square]]
             return ()
-        if vacated.bit_count() == 2 and filled:  # castling, en passant
-            return board.generate_legal_moves(from_mask=vacated)
+        if vacated.bit_count() == 2 and filled:  # castling, en passant: the king's or the
+            # pawn's move lands on a filled square (python-chess writes castling e1g1)
+            return [m for sq in chess.scan_reversed(vacated & board.occupied_co[board.turn])
+                    for m in self._moves_of(sq) if filled & chess.BB_SQUARES[m.to_square]]
         return ()
 
     def partial(self, occupied: chess.Bitboard) -> bool:
@@ -93,10 +124,11 @@ class Position:
         own = board.occupied_co[board.turn]
         if not filled and emptied & own == emptied and emptied.bit_count() == 1:
             if not emptied & board.rooks:  # the common case: one own piece in hand
-                return any(board.generate_legal_moves(from_mask=emptied))
+                return self.movable(chess.lsb(emptied))
         # Moves of the lifted pieces; captures of lifted victims; a promotion's new piece
-        # placed before the pawn is lifted; castling begun with the rook.
-        targets = emptied & ~own
+        # placed before the pawn is lifted; castling begun with the rook. (With a piece
+        # put down, no capture is on its way: a capture fills no square.)
+        targets = emptied & ~own if not filled else 0
         if not emptied & own:
             targets |= filled
         if board.ep_square is not None and targets:
@@ -104,13 +136,19 @@ class Position:
         lifted = emptied & own
         if lifted & board.rooks:
             lifted |= board.kings & own
-        shapes = itertools.chain(self.moves_from(lifted), self.moves_to(targets))
-        return any(shape.allows_partial(emptied, filled) for shape in shapes)
+        shape, bb = self.shape, chess.BB_SQUARES
+        for square in chess.scan_forward(lifted):
+            moves = self._moves_of(square)
+            if filled and not board.kings & bb[square]:
+                # (a move other than castling or en passant fills at most its target)
+                moves = [m for m in moves if filled & bb[m.to_square]
+                         or m.to_square == board.ep_square]
+            if any(shape(m).allows_partial(emptied, filled) for m in moves):
+                return True
+        return any(s.allows_partial(emptied, filled) for s in self.moves_to(targets))
 
     def movable(self, square: chess.Square) -> bool:
-        if square in self._from:
-            return bool(self._from[square])
-        return any(self.board.generate_legal_moves(from_mask=chess.BB_SQUARES[square]))
+        return bool(self._moves_of(square))
 
     def capturable(self, square: chess.Square) -> bool:
         board, bit = self.board, chess.BB_SQUARES[square]

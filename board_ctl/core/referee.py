@@ -44,8 +44,11 @@ class Referee(Sensing, Completion):
     def feed(self, event: ev.Event) -> list[Effect]:
         """The effects of one event. Its time is taken in whole microseconds; one the core
         cannot represent raises TimeRangeError (a ValueError) before anything changes."""
-        t = max(to_us(event.t), self._now)  # (time never runs back inside the core)
-        self._frame()  # the LEDs until now: on the first feed, the opening frame at t = 0
+        t = to_us(event.t)
+        if t < self._now:
+            t = self._now  # (time never runs back inside the core)
+        if self.out.dirty:  # (only before the first feed: the opening frame at t = 0)
+            self._frame()
         self._advance(t)
         if self.result is None or type(event) in ev.ARBITER_EVENTS:  # a result corrected
             self._handle(event, t)
@@ -99,7 +102,8 @@ class Referee(Sensing, Completion):
     # ------------------------------------------------------------------ timers
 
     def _timers(self) -> list[Timer]:
-        """Every armed timer: (deadline in us, what fires then)."""
+        """Every armed timer: (deadline in us, what fires then). (A timer added here is
+        also one `_only_debounce_armed` must know of.)"""
         due: list[Timer] = []
         deadline = self.debouncer.next_deadline()
         if deadline is not None:
@@ -121,17 +125,39 @@ class Referee(Sensing, Completion):
 
     def _advance(self, t: int) -> None:
         """Fire, in time order, every timer due by t (us, compared exactly)."""
-        if (not self.debouncer.pending and self.press.decision is None
-                and self.displaced.since is None and self.turn.match is None):
-            flag = self.game_clock.flag_deadline() if self.result is None else None
-            if flag is None or flag > t:
-                self._now = max(self._now, t)  # nothing can be due: the common case, cheap
+        debouncer = self.debouncer
+        while self._only_debounce_armed(t):  # the common case, made cheap
+            deadline = debouncer.next_deadline()
+            if deadline is None or deadline > t:
+                if t > self._now:
+                    self._now = t
                 return
+            self.firings += 1
+            self._at(deadline)
+            self._settle_due(deadline)  # (and look again: it may arm another timer)
+            self._frame(deadline)
         # What a timer changed shows from its own time: the live service, whose ticks fire
         # it between events, and a replay, which fires it at the next event, then send the
         # same frames with the same times.
-        self.firings += fire_due(t, self._timers, self._at, self.debug, after=self._frame)
-        self._now = max(self._now, t)
+        for when, _ in self._timers():
+            if when <= t:
+                self.firings += fire_due(t, self._timers, self._at, self.debug,
+                                         after=self._frame)
+                break
+        if t > self._now:
+            self._now = t
+
+    def _only_debounce_armed(self, t: int) -> bool:
+        """No timer but debounce's can be due by t."""
+        if self.press.decision is not None or self.displaced.since is not None:
+            return False
+        if self.result is not None:
+            return True
+        match = self.turn.match
+        if match is not None and match.ends_game is not False:
+            return False
+        flag = self.game_clock.flag_deadline()
+        return flag is None or flag > t
 
     def _at(self, when: int) -> None:
         self._now = max(self._now, when)

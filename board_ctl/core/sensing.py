@@ -28,18 +28,23 @@ class Sensing(GameState):
         if failing is not None:
             self._sensor_fault(t, square, failing)
             return
-        self.press.last_raw = t
-        if not placed and self.press.reply_lifts(square):
+        press = self.press
+        press.last_raw = t
+        if not placed and press.decision is not None and press.waiting & bit:
             # The opponent lifts a piece that stood still through the press: his move has
             # begun, so the pressed move is judged as it stands, before this lift.
             self._decide_press(t)
             if self.result is not None:
                 return
-        turn = self.turn
-        turn.raw(t, square, placed)
-        was_lifting = self.debouncer.lifting & bit
-        self.debouncer.toggle(t, square, placed)
-        if (was_lifting and not self.debouncer.lifting & bit and self.result is None
+        turn, debouncer = self.turn, self.debouncer
+        events = turn.events_on.get(square)
+        if events is None:
+            turn.events_on[square] = [(t, placed)]
+        else:
+            events.append((t, placed))
+        was_lifting = debouncer.settled & ~debouncer.raw & bit
+        debouncer.toggle(t, square, placed)
+        if (was_lifting and not debouncer.settled & ~debouncer.raw & bit and self.result is None
                 and turn.match is None and turn.ambiguous is None):
             self._explain(t)  # a lift that proved a blip: what settled meanwhile stands
         if turn.waiting_reply and self.result is None:
@@ -62,7 +67,7 @@ class Sensing(GameState):
             self._sensor_fault(change.t, change.square, failing)
             self._explain(change.t)
             return
-        self.occupied = self._read()
+        self.occupied = self._read() if self.faulty else self.sensed
         self.out.dirty = True
         if not change.occupied and self.turn.position.occupied & bit:
             self.turn.touch(change.t, change.square)
@@ -166,8 +171,10 @@ class Sensing(GameState):
 
     def _explained(self, t: int) -> None:
         self.turn.made = None
-        self._apply(t, self.displaced.explained(self.turn.board, self.occupied,
-                                                "position-mismatch" in self.out.alerts))
+        displaced = self.displaced
+        if displaced.since is not None or displaced.lifted:
+            self._apply(t, displaced.explained(self.turn.board, self.occupied,
+                                               "position-mismatch" in self.out.alerts))
         if "illegal-move" in self.out.alerts and (self.illegal.at_once or
                                                   self.occupied == self.turn.position.occupied):
             self.out.clear(t, "illegal-move")  # (or the position is reinstated)
@@ -180,6 +187,8 @@ class Sensing(GameState):
             made = infer.arrived_with_others(self.turn, self.occupied)
             if made is not None:  # the move is made: the rest is displaced (7.4)
                 self.turn.made = made
+                # (knocked off, not touched: 4.2.2, an accident is no touch)
+                self.turn.knocked |= emptied & ~made.vacated
                 self.displaced.unexplained(t, 0)  # (knocked by the mover: no wrong side)
                 return
             # The mover's pieces in hand, put down or not: a move attempt, perhaps illegal,

@@ -37,19 +37,15 @@ class Match:
     since: int
     left_at: int | None = None  # when the board last moved away from it
     ends_game: bool | None = None  # computed on first need
+    key: Key = (0, 0)  # the occupancy change: (vacated, filled) of its shapes
+    placed: bool = False  # a piece was seen arriving (a capture's state: a piece in hand)
+    promoting: bool = False
 
-    @property
-    def key(self) -> Key:
-        return (self.shapes[0].vacated, self.shapes[0].filled)
-
-    @property
-    def placed(self) -> bool:
-        """A piece was seen arriving; a capture's state is only a piece in hand."""
-        return bool(self.shapes[0].filled)
-
-    @property
-    def promoting(self) -> bool:
-        return bool(self.shapes[0].move.promotion)
+    def __post_init__(self) -> None:
+        first = self.shapes[0]
+        self.key = (first.vacated, first.filled)
+        self.placed = bool(first.filled)
+        self.promoting = bool(first.move.promotion)
 
 
 @dataclass(slots=True)
@@ -72,6 +68,7 @@ class Turn:
     # side that set it; the latest before the move was completed counts.
     selections: list[tuple[int, chess.PieceType]] = field(default_factory=list)
     made: Shape | None = None  # a move made with other squares differing (7.4)
+    knocked: chess.Bitboard = 0  # pieces found displaced beside a move made: no touches
 
     @property
     def board(self) -> chess.Board:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import chess
 
 from board_ctl.core.clock import flag_result
+from board_ctl.core.position import Position
 from board_ctl.core.rules import Action, End, Finding
+from board_ctl.core.shapes import Shape
 from board_ctl.core.squares import NAMES
 from board_ctl.core.timebase import us
 
@@ -31,27 +33,37 @@ class Endings:
     def __init__(self, auto_claimable_draws: bool = False) -> None:
         self.auto_claimable_draws = auto_claimable_draws
 
-    def after_move(self, board: chess.Board) -> tuple[str, str] | None:
-        """(result, termination) if the position on `board` ends the game, else None."""
-        outcome = board.outcome(claim_draw=False)
-        if outcome is not None:
-            termination = TERMINATIONS.get(outcome.termination, outcome.termination.name.lower())
-            return outcome.result(), termination
+    def after_move(self, position: Position, made: Shape | None = None) -> tuple[str, str] | None:
+        """(result, termination) if the position ends the game, else None: python-chess's
+        `outcome()`, in its order, answered from the position's legal moves (generated once
+        for the turn anyway), with the material looked at only after the move `made`
+        changed it (a capture, a promotion) and the repetition scan only where one is
+        possible (each repetition takes at least four reversible plies)."""
+        board = position.board
+        has_moves = position.has_moves
+        if not has_moves and board.is_check():
+            return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
+        if (made is None or made.captured is not None or made.move.promotion) \
+                and board.is_insufficient_material():
+            return "1/2-1/2", "insufficient-material"
+        if not has_moves:
+            return "1/2-1/2", "stalemate"
+        clock = board.halfmove_clock
+        if clock >= 150:
+            return "1/2-1/2", "seventy-five-moves"
+        if clock >= 16 and board.is_repetition(5):
+            return "1/2-1/2", "fivefold-repetition"
         if self.auto_claimable_draws:
-            if board.is_repetition(3):
+            if clock >= 8 and board.is_repetition(3):
                 return "1/2-1/2", "threefold-repetition"
-            if board.is_fifty_moves():
+            if clock >= 100:
                 return "1/2-1/2", "fifty-moves"
         return None
 
     @staticmethod
-    def ends_game(board: chess.Board, move: chess.Move) -> bool:
-        """Whether `move` would mate, stalemate or leave a dead position (board unchanged)."""
-        board.push(move)
-        try:
-            return board.is_checkmate() or board.is_stalemate() or board.is_insufficient_material()
-        finally:
-            board.pop()
+    def ends_game(after: Position) -> bool:
+        """Whether the position after a move is mate, stalemate or a dead position."""
+        return not after.has_moves or after.board.is_insufficient_material()
 
     @staticmethod
     def win_for(board: chess.Board, winner: chess.Color) -> str:
