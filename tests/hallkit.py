@@ -199,3 +199,11 @@ def sign_in(client: httpx.Client) -> str:
     csrf = re.search(r'<meta name="csrf" content="([^"]+)">', client.get("/arbiter").text)
     assert csrf is not None
     return csrf.group(1)
+
+
+def print_logs(*paths: Path, lines: int = 30) -> None:
+    """The end of each log, for a failed test's report (pytest shows what it printed)."""
+    for path in paths:
+        if path.exists():
+            tail = path.read_text(errors="replace").splitlines()[-lines:]
+            print(f"---- {path}", *tail, sep="\n")

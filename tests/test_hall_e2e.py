@@ -35,6 +35,7 @@ from hallkit import (
     BoardProcess,
     StationProcess,
     press_times,
+    print_logs,
     shifted,
     wait_until,
 )
@@ -275,6 +276,7 @@ def test_the_hall_end_to_end(tmp_path: Path, browser: Any) -> None:
             assert nodes and all(node.clock() is not None for node in nodes)
         if not PGN_EXTRACT:
             missing_tool("pgn-extract is not installed (Debian package pgn-extract)")
+        assert PGN_EXTRACT is not None
         broadcast = tmp_path / "round-1.pgn"
         broadcast.write_text(text, encoding="utf-8")
         checked = subprocess.run([PGN_EXTRACT, "-s", "-o", str(tmp_path / "checked.pgn"),
@@ -286,6 +288,11 @@ def test_the_hall_end_to_end(tmp_path: Path, browser: Any) -> None:
         expect(page.locator("#card-b03 .result")).to_have_text(re.compile("0-1"))
         keep_screenshot(page, tmp_path / "hall-grid.png")
         page.close()
+    except BaseException:
+        print_logs(*([station.log_path] if station is not None else []),
+                   *(b.log_path for b in boards.values()),
+                   *(b.emulator.stderr_path for b in boards.values()))
+        raise
     finally:
         if station is not None:
             station.stop()
