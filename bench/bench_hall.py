@@ -117,6 +117,8 @@ def station_runner(args: argparse.Namespace) -> int:
         if word == "mark":
             mark[:] = [time.process_time(), time.perf_counter()]
             return "marked"
+        if word == "cpu":
+            return [time.process_time() - mark[0], time.perf_counter() - mark[1]]
         shown = {f"{b.board} {g.game}": {
             "moves": [m.uci for m in g.known_moves()],
             "alerts": [[a.code, a.t_ms, a.cleared_ms is not None] for a in g.alerts]}
@@ -196,6 +198,8 @@ def paho_subscriber(args: argparse.Namespace) -> int:
             elif word == "mark":
                 mark[:] = [time.process_time(), time.perf_counter()]
                 reply = "marked"
+            elif word == "cpu":
+                reply = [time.process_time() - mark[0], time.perf_counter() - mark[1]]
             else:
                 shown = {k: {"moves": [m[p] for p in sorted(m)], "alerts": None}
                          for k, m in moves.items()}
@@ -419,6 +423,7 @@ def main() -> int:
         timer.start()
     hall.run()
     played = time.perf_counter() - t0
+    round_cpu, round_wall = subscriber.ask("cpu")
     for board in hall.boards:
         tids += board.publisher.native_ids
     publisher_cpu = thread_cpu(tids)
@@ -488,8 +493,10 @@ def main() -> int:
           f"({len(lat)} moves); published away from the faults: p50 "
           f"{percentile(calm, 0.5):.0f} ms, p99 {percentile(calm, 0.99):.0f} ms, max "
           f"{percentile(calm, 1.0):.0f} ms ({len(calm)} moves)")
-    print(f"{args.subscriber} CPU: {summary['cpu']:.1f} s over {summary['wall']:.1f} s "
-          f"({100 * summary['cpu'] / summary['wall']:.1f} % of one core); its broker "
+    print(f"{args.subscriber} CPU: {round_cpu:.1f} s over the round's {round_wall:.1f} s "
+          f"({100 * round_cpu / round_wall:.1f} % of one core); until every move was "
+          f"delivered: {summary['cpu']:.1f} s over {summary['wall']:.1f} s "
+          f"({100 * summary['cpu'] / summary['wall']:.1f} %); its broker "
           f"connections: {summary['connects']}"
           + (f"; live-feed updates to the open page: {spectator.events}" if spectator else ""))
     print(f"publishers' CPU: {publisher_cpu:.1f} s over {played:.1f} s "
