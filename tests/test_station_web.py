@@ -233,7 +233,8 @@ def test_acknowledge_an_alert_journaled_with_the_reply(setup) -> None:  # type: 
     command_id = response.json()["id"]
     topic, payload = hallway.sent[-1]
     assert topic == "board-ctl/b01/cmd/ack"
-    assert payload == {"v": 1, "id": command_id, "by": "anna", "code": "illegal-move"}
+    assert payload == {"v": 1, "id": command_id, "by": "anna", "code": "illegal-move",
+                       "game": station.hall.boards["b01"].current}
     wait_for(lambda: any(e["kind"] == "reply" for e in station.journal()), what="the reply")
     command, reply = station.journal()
     assert (command["kind"], command["user"], command["board"], command["command"]) == \

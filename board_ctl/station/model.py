@@ -83,6 +83,7 @@ class AlertEntry:
     raised_ms: int                 # station time when first seen
     cleared_ms: int | None = None
     acknowledged_by: str | None = None
+    seq: int | None = None         # the board's journal line that raised it
 
     @property
     def open(self) -> bool:
@@ -126,6 +127,7 @@ class Game:
     link: str = "connected"
     moves: dict[int, Move] = field(default_factory=dict)
     state_alerts: frozenset[str] = frozenset()   # the codes open in the newest state
+    seqs: set[int] = field(default_factory=set)  # the alerts' and clears' seq seen
     alerts: list[AlertEntry] = field(default_factory=list)
     clock_history: list[ClockEntry] = field(default_factory=list)
 
@@ -170,6 +172,7 @@ class Reply:
     error: str | None
     time_ms: int | None
     received_ms: int
+    game: str | None = None  # the game the command applied to (None: the board's next)
 
 
 @dataclass(frozen=True)
@@ -370,10 +373,24 @@ class Hall:
             t_ms=seconds_to_ms(t, "t") if isinstance(t, (int, float)) else None,
             raised_ms=now)
 
+    def _seen(self, game: Game, seq: int | None) -> bool:
+        """An alert or clear whose (game, seq) the station has: a board publishes its
+        game again after every reconnection (docs/mqtt.md, "Delivery")."""
+        if seq is None:
+            return False
+        if seq in game.seqs:
+            self.duplicates += 1
+            return True
+        game.seqs.add(seq)
+        return False
+
     def _on_alert(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)
         code = require_str(data, "code")
+        seq = optional_seq(data)
         game = self._game(board, data, now)
+        if self._seen(game, seq):
+            return None
         t = seconds_to_ms(data.get("t"), "t")
         if any(a.code == code and a.t_ms == t for a in game.alerts):
             self.duplicates += 1
@@ -381,6 +398,7 @@ class Hall:
         if any(a.open and a.code == code for a in game.alerts):
             return None  # the same alert, already open (seen first in a state)
         entry = self._alert_entry(data, now)
+        entry.seq = seq
         game.alerts.append(entry)
         time_ms = data.get("time")
         if game.state_time_ms is not None and isinstance(time_ms, int) and \
@@ -392,9 +410,14 @@ class Hall:
     def _on_clear(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)
         code = require_str(data, "code")
+        seq = optional_seq(data)
         game = self._game(board, data, now)
+        if self._seen(game, seq):
+            return None
         for entry in game.alerts:
-            if entry.open and entry.code == code:
+            # (a clear never closes an alert raised after it)
+            if entry.open and entry.code == code and (
+                    seq is None or entry.seq is None or entry.seq < seq):
                 entry.cleared_ms = now
                 return Change(board.board, "clear", game.game)
         return None
@@ -508,8 +531,10 @@ class Hall:
             raise ContractError("reply: ok is not true or false")
         error = data.get("error")
         time_ms = data.get("time")
+        game = data.get("game")
         reply = Reply(board.board, str(command_id), ok, str(error) if error else None,
-                      time_ms if isinstance(time_ms, int) else None, now)
+                      time_ms if isinstance(time_ms, int) else None, now,
+                      game if isinstance(game, str) else None)
         return Change(board.board, "reply", board.current, reply=reply)
 
     # ---- queries -------------------------------------------------------------------
@@ -562,6 +587,16 @@ def uci_move(uci: object, what: str) -> str:
     except ValueError:
         raise ContractError(f"{what}: not a move in UCI: {str(uci)[:20]!r}") from None
     return uci
+
+
+def optional_seq(data: dict[str, Any]) -> int | None:
+    """An alert's or clear's `seq` (the board's journal line), None when not sent."""
+    seq = data.get("seq")
+    if seq is None:
+        return None
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        raise ContractError(f"seq: not an integer: {seq!r}")
+    return seq
 
 
 def placement(fen: str) -> str:

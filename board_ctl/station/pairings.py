@@ -55,9 +55,10 @@ class Pairing:
             "black": {"name": self.black, "fide_id": self.black_fide_id},
             "round": self.round, "board_no": self.board_no,
         }
-        if event:
+        # "?" (the station's default: not given) leaves the board's own tag as it is
+        if event and event != "?":
             body["event"] = event
-        if site:
+        if site and site != "?":
             body["site"] = site
         return body
 

@@ -102,15 +102,21 @@ class Station:
 
     # ---- commands ------------------------------------------------------------------
 
-    def command(self, user: str, board_id: str, kind: str, body: dict[str, Any]) -> str:
-        """Journal the arbiter's command, then publish it; returns its id."""
+    def command(self, user: str, board_id: str, kind: str, body: dict[str, Any],
+                game: str | None = None) -> str:
+        """Journal the arbiter's command, then publish it; returns its id. With `game`,
+        the board refuses it unless that game is still the one it holds (a command that
+        waited for an offline board, or one the arbiter chose before the next game
+        began, never lands on another game)."""
         if board_id not in self.hall.boards:
             raise CommandError(f"no board {board_id!r}")
         topic = command_topic(self.prefix, board_id, kind)
         command_id = uuid.uuid4().hex
         payload = {"v": 1, "id": command_id, "by": user, **body}
+        if game is not None:
+            payload["game"] = game
         entry = {"time": self.clock_ms(), "kind": "command", "user": user, "board": board_id,
-                 "command": kind, "id": command_id, "payload": body}
+                 "command": kind, "id": command_id, "payload": body, "game": game}
         self.actions.write(entry)  # on disk before it leaves
         self.pending[command_id] = entry
         self.publish(topic, json.dumps(payload, ensure_ascii=False))
@@ -121,14 +127,15 @@ class Station:
         game = self._game(board_id)
         if not any(a.code == code for a in game.open_alerts()):
             raise CommandError(f"board {board_id} has no open {code!r} alert")
-        return self.command(user, board_id, "ack", {"code": code})
+        return self.command(user, board_id, "ack", {"code": code}, game.game)
 
     def set_result(self, user: str, board_id: str, result: str, reason: str) -> str:
         if result not in RESULTS:
             raise CommandError(f"result {result!r}: one of {', '.join(RESULTS)}")
-        self._game(board_id)
+        game = self._game(board_id)
         return self.command(user, board_id, "result",
-                            {"result": result, "reason": reason.strip() or "arbiter's decision"})
+                            {"result": result, "reason": reason.strip() or "arbiter's decision"},
+                            game.game)
 
     def set_clock(self, user: str, board_id: str, white_ms: int, black_ms: int) -> str:
         game = self._game(board_id)
@@ -137,7 +144,7 @@ class Station:
         if white_ms < 0 or black_ms < 0:
             raise CommandError("a clock cannot be set below zero")
         return self.command(user, board_id, "clock",
-                            {"white": white_ms / 1000, "black": black_ms / 1000})
+                            {"white": white_ms / 1000, "black": black_ms / 1000}, game.game)
 
     def _game(self, board_id: str):  # type: ignore[no-untyped-def]
         board = self.hall.boards.get(board_id)
@@ -153,7 +160,7 @@ class Station:
             return  # answered already (a board republishes), or not this station's
         self.actions.write({"time": self.clock_ms(), "kind": "reply", "board": reply.board,
                             "id": reply.id, "ok": reply.ok, "error": reply.error,
-                            "board_time": reply.time_ms})
+                            "game": reply.game, "board_time": reply.time_ms})
         if entry["command"] == "players":
             key = (str(entry["payload"]["round"]), int(entry["payload"]["board_no"]))
             self._sent_pairing.pop(key, None)

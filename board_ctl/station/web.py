@@ -335,11 +335,16 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
                     pending.get("board") != board_id or pending.get("result") != value:
                 return JSONResponse({"error": "confirm the result again"}, status_code=409)
             request.session.pop("confirm", None)
+            if pending.get("game") != game.game:  # the result was for the game before
+                return JSONResponse({"error": f"board {game.board_no or board_id} has begun "
+                                              "a new game since: the result was not sent"},
+                                    status_code=409)
             return _done(station.set_result(session.user, board_id, value, reason))
         if value not in ("1-0", "0-1", "1/2-1/2"):
             return JSONResponse({"error": f"result {value!r}: 1-0, 0-1 or 1/2-1/2"}, 400)
         token = secrets.token_urlsafe(16)
-        request.session["confirm"] = {"token": token, "board": board_id, "result": value}
+        request.session["confirm"] = {"token": token, "board": board_id, "result": value,
+                                      "game": game.game}
         white, black = game.white.name or "White", game.black.name or "Black"
         verb = "Override" if game.result != "*" else "Set"
         text = (f"{verb} the result of board {game.board_no or board_id} "
