@@ -24,7 +24,7 @@ from board_ctl.journal import JournalWriter, Recovered, read_journal
 from board_ctl.record import GameRecord
 from board_ctl.replay import feed_all, new_game
 from board_ctl.sensorlog import StartInfo, dumps, event_to_json, start_to_json
-from board_ctl.storage import StorageError, describe
+from board_ctl.storage import StorageError, describe, make_directory
 
 JOURNAL = "journal.jsonl"
 LOCK = "lock"
@@ -66,7 +66,7 @@ class DataDirLock:
     def acquire(self) -> None:
         """Take the lock or raise DataDirBusy (held) / StorageError (cannot be created)."""
         try:
-            self.root.mkdir(parents=True, exist_ok=True)
+            make_directory(self.root)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         except OSError as exc:
             raise StorageError(describe(exc, "the data directory", self.root)) from None

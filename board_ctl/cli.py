@@ -7,9 +7,10 @@ import logging
 import sys
 from pathlib import Path
 
-from board_ctl.archive import Archive, ArchiveError, default_data_dir
+from board_ctl.archive import Archive, ArchiveError, GameEntry, default_data_dir
 from board_ctl.core.profiles import PROFILES
 from board_ctl.core.timecontrol import TimeControl, TimeControlError
+from board_ctl.errors import BoardCtlError
 from board_ctl.replay import replay_log
 from board_ctl.sensorlog import read_sensor_log
 from board_ctl.service.cli import add_parser as add_run_parser
@@ -74,6 +75,8 @@ def _games(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from board_ctl.storage import write_atomic
+
     archive = _archive(args)
     try:
         if args.event:
@@ -85,18 +88,46 @@ def _export(args: argparse.Namespace) -> int:
     except ArchiveError as exc:
         print(f"board-ctl export: {exc}", file=sys.stderr)
         return 2
+    if not games:
+        print(f"board-ctl export: no games in {archive.games_dir}", file=sys.stderr)
+        return 2
+    logs = _sensor_log_paths(args.sensor_log, games) if args.sensor_log else []
+    if isinstance(logs, str):
+        print(f"board-ctl export: {logs}", file=sys.stderr)
+        return 2
     for game in games:
         for problem in game.recovered.problems:
             print(f"board-ctl export: {problem}", file=sys.stderr)
     text = "\n".join(game.pgn_text() for game in games)
-    if args.pgn in (None, "-"):
-        sys.stdout.write(text)
-    else:
-        Path(args.pgn).write_text(text, encoding="utf-8")
-        print(f"{len(games)} game(s) written to {args.pgn}", file=sys.stderr)
-    if args.sensor_log and len(games) == 1:
-        Path(args.sensor_log).write_text(games[0].sensor_log_text(), encoding="utf-8")
+    try:
+        if args.pgn in (None, "-"):
+            sys.stdout.write(text)
+        else:
+            write_atomic(Path(args.pgn), text, "PGN")
+            print(f"{len(games)} game(s) written to {args.pgn}", file=sys.stderr)
+        for game, path in logs:
+            write_atomic(path, game.sensor_log_text(), "sensor log")
+        if logs:
+            where = logs[0][1] if len(logs) == 1 else logs[0][1].parent
+            print(f"{len(logs)} sensor log(s) written to {where}", file=sys.stderr)
+    except BoardCtlError as exc:
+        print(f"board-ctl export: {exc}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _sensor_log_paths(target: str, games: list[GameEntry]
+                      ) -> list[tuple[GameEntry, Path]] | str:
+    """Where each game's sensor log goes: one game, the file named (or GAME.sensor.jsonl
+    in a directory named); several, GAME.sensor.jsonl each in the directory named. A
+    problem as one line instead."""
+    path = Path(target)
+    if len(games) == 1 and not path.is_dir():
+        return [(games[0], path)]
+    if path.exists() and not path.is_dir():
+        return (f"--sensor-log {target}: {len(games)} games are exported, one sensor log "
+                f"each: name a directory (or export one game)")
+    return [(game, path / f"{game.game_id}.sensor.jsonl") for game in games]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,7 +156,9 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("game", nargs="?", help="a game's id or the start of it (default: all)")
     export.add_argument("--event", help="every game of this Event tag")
     export.add_argument("--pgn", help="write the PGN here (default: standard output)")
-    export.add_argument("--sensor-log", help="also write the game's sensor log here")
+    export.add_argument("--sensor-log", metavar="PATH",
+                        help="also write the game's sensor log here; with several games, "
+                             "a directory: GAME.sensor.jsonl each")
     export.add_argument("--data-dir", help="the data directory")
     export.set_defaults(func=_export)
     return parser

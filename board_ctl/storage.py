@@ -100,6 +100,15 @@ def describe(exc: OSError, what: str, path: Path) -> str:
 # ---------------------------------------------------------------- whole files
 
 
+def make_directory(path: Path) -> None:
+    """mkdir -p, saying "Not a directory" when a file stands in the way."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(path)) \
+            from None
+
+
 def fsync_directory(path: Path) -> None:
     """Make a new or renamed name in `path` durable (best effort: not every file system
     lets a directory be synced; the data itself is synced anyway)."""
@@ -132,7 +141,7 @@ def write_atomic(path: Path, text: str, what: str = "file") -> None:
 
 def write_atomic_bytes(path: Path, data: bytes) -> None:
     """The same for bytes, raising the OSError itself; no temporary file is left."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_directory(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
@@ -171,6 +180,7 @@ class AppendFile:
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of our file
         self.size = 0  # bytes on disk, all whole lines
+        self.flushes = 0  # writes made (each with its fsync when durable)
         self._queue: list[bytes] = []
         self._made_dirs: list[Path] = []
         self.error: str | None = None  # the last failure, until a flush succeeds
@@ -200,6 +210,7 @@ class AppendFile:
             self.error = describe(exc, self.what, self.path)
             return self.error
         self.size += len(data)
+        self.flushes += 1
         self._queue.clear()
         self.error = None
         if created and self.durable:
@@ -209,9 +220,10 @@ class AppendFile:
     def _open(self) -> bool:
         """Open (create) the file; True if it was created."""
         missing = [d for d in (self.path.parent, *self.path.parent.parents) if not d.exists()]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_directory(self.path.parent)
         self._made_dirs = missing  # removed again if the file never gets a byte
-        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        # read-write: a file deleted under us can be read back from its descriptor
+        flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
         if self._fresh:
             flags |= os.O_EXCL
         elif self._truncate:
@@ -271,7 +283,7 @@ class AppendFile:
                 os.replace(self.path, aside)
                 log.warning("%s was replaced by another file: kept as %s", self.path, aside)
             write_atomic_bytes(self.path, content)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
         except OSError as exc:
             raise StorageError(describe(exc, self.what, self.path)) from None
         os.close(self._fd)

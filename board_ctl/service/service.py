@@ -63,7 +63,7 @@ from board_ctl.journal import DAMAGED, JournalWriter
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer
-from board_ctl.storage import AppendFile, StorageError, describe, unique_name
+from board_ctl.storage import AppendFile, StorageError, describe, make_directory, unique_name
 from board_ctl.service.messages import BoardDone, LinkDown, LinkUp, NewGame
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
@@ -195,7 +195,7 @@ class Service:
         now, not when the first game starts (and not by leaving a game behind)."""
         for directory in self.namer.directories():
             try:
-                directory.mkdir(parents=True, exist_ok=True)
+                make_directory(directory)
                 with tempfile.TemporaryFile(dir=directory):
                     pass
             except OSError as exc:
