@@ -20,7 +20,7 @@ from board_ctl.core import events as ev
 from board_ctl.core.profiles import PROFILES, Profile
 from board_ctl.core.timecontrol import TimeControl
 from board_ctl.errors import BoardCtlError
-from board_ctl.journal import JournalWriter, Recovered, read_journal
+from board_ctl.journal import JournalWriter, Recovered, decode_record, read_journal
 from board_ctl.record import GameRecord
 from board_ctl.replay import feed_all, new_game
 from board_ctl.sensorlog import StartInfo, dumps, event_to_json, start_to_json
@@ -165,6 +165,25 @@ class GameEntry:
         return "".join(dumps(line) + "\n" for line in lines)
 
 
+def _ends_cleanly(journal: Path) -> bool:
+    """The journal's last line is an intact `end` record."""
+    try:
+        with journal.open("rb") as stream:
+            size = stream.seek(0, os.SEEK_END)
+            stream.seek(max(0, size - 512))
+            tail = stream.read()
+    except OSError:
+        return False
+    lines = tail.split(b"\n")
+    if len(lines) < 2 or lines[-1]:
+        return False  # no complete last line, or a torn one after it
+    try:
+        record = decode_record(lines[-2].decode("utf-8") + "\n")
+    except UnicodeDecodeError:
+        return False
+    return record is not None and record.get("kind") == "end"
+
+
 class Archive:
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -202,9 +221,19 @@ class Archive:
         return entries
 
     def unfinished(self) -> GameEntry | None:
-        """The latest game not yet over: what a restarted service resumes."""
-        games = [g for g in self.games() if not g.finished]
-        return games[-1] if games else None
+        """The latest game not yet over: what a restarted service resumes. (A journal
+        whose last line is an intact end record is over: only its tail is read, so a
+        start-up does not read months of games.)"""
+        if not self.games_dir.is_dir():
+            return None
+        for folder in sorted(self.games_dir.iterdir(), reverse=True):
+            journal = folder / JOURNAL
+            if not journal.is_file() or _ends_cleanly(journal):
+                continue
+            entry = GameEntry(folder.name, folder, read_journal(journal))
+            if not entry.finished:
+                return entry
+        return None
 
     def find(self, name: str) -> GameEntry:
         games = self.games()

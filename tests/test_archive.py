@@ -10,11 +10,11 @@ import pytest
 
 from board_ctl.archive import Archive, default_data_dir
 from board_ctl.cli import main
-from board_ctl.replay import replay_log
+from board_ctl.replay import new_game, replay_log
 from board_ctl.core.profiles import PROFILES
 from board_ctl.sensorlog import read_sensor_log
 from servicekit import pgn_moves, without_date
-from test_journal import play_into_journal, rendered_log
+from test_journal import rendered_log
 
 
 def archive_of(data: Path, n: int) -> list[str]:
@@ -25,9 +25,12 @@ def archive_of(data: Path, n: int) -> list[str]:
         _, log = rendered_log(k + 1)
         game_id, writer = archive.new_game(log.start, dt.datetime(2026, 11, 30, 15, k),
                                            "fide")
-        play_into_journal(writer.path, log, writer=writer,
-                          upto=None if k < n - 1 else len(log.events) // 2)
-        if k < n - 1:
+        referee, _ = new_game(log.start, PROFILES["fide"])
+        over = k < n - 1
+        for event in log.events[: None if over else len(log.events) // 2]:
+            writer.record(event, referee.feed(event))
+        if over:
+            writer.record(None, referee.finish())
             writer.end(log.events[-1].t)
         writer.close()
         ids.append(game_id)
