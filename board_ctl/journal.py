@@ -140,8 +140,14 @@ def read_journal(path: Path) -> Recovered:
     tail = chunks.pop()  # after the last end of line: b"" unless a write was torn
     total = len(chunks) + (1 if tail else 0)
     problems: list[str] = []
-    lines = _repaired([_Line(n, _decode(c)) for n, c in enumerate(chunks, start=1)],
-                      chunks, problems, path)
+    lines = [_Line(n, _decode(c)) for n, c in enumerate(chunks, start=1)]
+    if tail and _flip_search(tail, last=True) is not None:  # the last end of line's bit
+        chunks.append(tail[:-1])
+        lines.append(_Line(total, _decode(tail[:-1]), repaired=True))
+        problems.append(f"journal {path}: line {total}: one flipped bit, repaired (the "
+                        f"checksum says which)")
+        tail = b""
+    lines = _repaired(lines, chunks, problems, path)
     kept, intact, losses, damaged = _in_sequence(lines, total, problems, path)
     recovered = _build(kept, problems)
     if losses:
@@ -186,15 +192,22 @@ def _repaired(lines: list[_Line], chunks: list[bytes], problems: list[str],
     return out
 
 
-def _flip_search(stretch: bytes) -> list[dict[str, Any]] | None:
+def _flip_search(stretch: bytes, last: bool = False) -> list[dict[str, Any]] | None:
+    """The records of `stretch` (lines without their final end of line) with one bit
+    flipped back, or None. `last`: the file's unterminated end, whose final byte may be
+    the end of line that was flipped (a torn write cannot be completed by a flip)."""
     if len(stretch) > REPAIR_LIMIT:
         return None
     data = bytearray(stretch)
-    for index, original in enumerate(stretch):
+    for index in range(len(stretch) - 1, len(stretch)) if last else range(len(stretch)):
+        original = stretch[index]
         for bit in range(8):
             data[index] = original ^ (1 << bit)
-            records = [_decode(part) for part in bytes(data).split(b"\n")]
-            if all(r is not None for r in records):
+            parts = bytes(data).split(b"\n")
+            if last and parts[-1] == b"":
+                parts.pop()
+            records = [_decode(part) for part in parts]
+            if records and all(r is not None for r in records):
                 return [r for r in records if r is not None]
         data[index] = original
     return None

@@ -186,6 +186,22 @@ def test_one_flipped_bit_anywhere_is_repaired(tmp_path: Path, seed: int) -> None
     assert recovered.intact_lines == line - 1 and recovered.damaged
 
 
+@pytest.mark.parametrize("bit", range(8))
+def test_a_flipped_last_end_of_line_is_repaired_not_taken_for_a_torn_write(
+        tmp_path: Path, bit: int) -> None:
+    path, lines, whole = journaled(tmp_path, 2, upto=80)
+    data = bytearray(b"".join(lines))
+    data[-1] ^= 1 << bit
+    path.write_bytes(bytes(data))
+    recovered = read_journal(path)
+    assert recovered.problems == [f"journal {path}: line {len(lines)}: one flipped bit, "
+                                  f"repaired (the checksum says which)"]
+    assert recovered.events == whole.events and recovered.effects == whole.effects
+    JournalWriter.resume(path, recovered, recovered.last_t).close()  # goes on whole
+    again = read_journal(path)
+    assert again.problems == [] and again.events == whole.events and again.resumes == 1
+
+
 def garble(line: bytes) -> bytes:
     """A line damaged beyond one bit (a bad sector, a stray write)."""
     return line[:5] + b"\x00\xff garbage \x00" + line[len(line) // 2:]
