@@ -5,10 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import random
+import tempfile
 from pathlib import Path
 
 import chess
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from board_ctl.archive import Archive
 from board_ctl.core import events as ev
@@ -359,3 +362,54 @@ def test_export_in_progress_gives_exactly_the_moves_completed(tmp_path: Path,
         recovered = read_journal(path)
         record = GameEntry("x", tmp_path, recovered).record()
         assert [m.move.uci() for m in record.moves] == uci_of(recovered), cut
+
+
+# ---------------------------------------------------------------- any damage at all
+
+_PLAYED: dict[int, tuple[bytes, object]] = {}  # journals played once, damaged many times
+DAMAGE = st.lists(st.tuples(st.sampled_from(["flip", "garble", "delete", "duplicate",
+                                             "swap", "cut"]),
+                            st.floats(0, 1), st.integers(0, 7)), min_size=1, max_size=4)
+
+
+@settings(max_examples=25, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(damage=DAMAGE, index=st.integers(1, 4))
+def test_any_damage_is_reported_and_never_gives_another_game(
+        tmp_path: Path, damage: list[tuple[str, float, int]], index: int) -> None:
+    """Bits flipped, lines garbled, deleted, duplicated, swapped, the file cut: reading
+    never fails, says what it found, and the game it gives back is the journal's game
+    or the beginning of it, never one that was not played."""
+    if index not in _PLAYED:
+        _, lines, whole = journaled(tmp_path, index, upto=150)
+        _PLAYED[index] = (b"".join(lines), whole)
+    original, whole = _PLAYED[index]
+    data = original
+    for what, where, bit in damage:
+        if not data:
+            break
+        lines = data.splitlines(keepends=True)
+        at = min(int(where * len(lines)), len(lines) - 1)
+        if what == "flip":
+            pos = min(int(where * len(data)), len(data) - 1)
+            data = data[:pos] + bytes([data[pos] ^ (1 << bit)]) + data[pos + 1:]
+            continue
+        if what == "garble":
+            lines[at] = garble(lines[at])
+        elif what == "delete":
+            del lines[at]
+        elif what == "duplicate":
+            lines.insert(at, lines[at])
+        elif what == "swap" and at + 1 < len(lines):
+            lines[at], lines[at + 1] = lines[at + 1], lines[at]
+        elif what == "cut":
+            data = data[: int(where * len(data))]
+            continue
+        data = b"".join(lines)
+    path = Path(tempfile.mkdtemp(dir=tmp_path)) / "journal.jsonl"
+    path.write_bytes(data)
+    recovered = read_journal(path)
+    if data != original:
+        assert recovered.problems or len(recovered.events) < len(whole.events)
+    moves = [m["uci"] for m in replay_effects(recovered) if m["kind"] == "move"]
+    assert moves == uci_of(whole)[: len(moves)]
