@@ -64,6 +64,7 @@ class Code:
     root: Path
     samples: list[float] = field(default_factory=list)
     idle: list[tuple[float, float, dict[str, int]]] = field(default_factory=list)
+    cpu_per_press: list[tuple[float, int]] = field(default_factory=list)  # (s, presses)
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items()
@@ -190,6 +191,7 @@ def bench_latency(code: Code, workdir: Path, data: Path, games: int) -> list[flo
     samples: list[float] = []
     try:
         _, first = board_end.wait_leds(timeout=START_DEADLINE)  # connected; game 1 started
+        cpu_before = cpu_seconds(service.pid)
         with GAMES.open(encoding="utf-8") as stream:
             for _ in range(games):
                 game = chess.pgn.read_game(stream)
@@ -223,6 +225,7 @@ def bench_latency(code: Code, workdir: Path, data: Path, games: int) -> list[flo
                     _, msg = board_end.wait_leds()
                     if status_side(msg) is True:
                         break
+        code.cpu_per_press.append((cpu_seconds(service.pid) - cpu_before, len(samples)))
     finally:
         service.terminate()
         _, err = service.communicate(timeout=20)
@@ -342,6 +345,11 @@ def main() -> int:
                   f"{percentile(samples, 50):6.2f}   p90 {percentile(samples, 90):6.2f}   "
                   f"p99 {percentile(samples, 99):6.2f}   max {max(samples):6.2f}   "
                   f"mean {statistics.mean(samples):6.2f}")
+        for code in codes:
+            used = sum(c for c, _ in code.cpu_per_press)
+            presses = sum(n for _, n in code.cpu_per_press)
+            print(f"  {code.name:<14} the service's own CPU time: {used / presses * 1000:.2f} "
+                  f"ms a move (its events, press and LED frame; the load does not change it)")
         if len(codes) == 2:
             new, old = (percentile(c.samples, 99) for c in codes)
             mid_new, mid_old = (percentile(c.samples, 50) for c in codes)
