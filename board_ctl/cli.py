@@ -130,6 +130,18 @@ def _sensor_log_paths(target: str, games: list[GameEntry]
     return [(game, path / f"{game.game_id}.sensor.jsonl") for game in games]
 
 
+def _ladder(args: argparse.Namespace) -> int:
+    from board_ctl.ladder_cli import run  # the ladder is not needed to run a board
+
+    return run(args)
+
+
+def _arbiter(args: argparse.Namespace) -> int:
+    from board_ctl.station.cli import run  # the web and MQTT stack only when used
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="board-ctl", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
@@ -161,6 +173,30 @@ def build_parser() -> argparse.ArgumentParser:
                              "a directory: GAME.sensor.jsonl each")
     export.add_argument("--data-dir", help="the data directory")
     export.set_defaults(func=_export)
+
+    ladder = commands.add_parser(
+        "ladder", help="club ladder standings (seed 002 points and levels) from PGN or the archive",
+        description="Standings of the club ladder (docs/ladder.md). Games are rated in the "
+                    "order their sources are given, each file's games in file order.")
+    # Both options feed one list, so games are rated in the order the sources are given.
+    ladder.add_argument("--pgn", nargs="+", action="extend", dest="sources", metavar="FILE",
+                        type=lambda path: ("pgn", path), help="PGN files, games in file order")
+    ladder.add_argument("--data-dir", action="append", dest="sources", metavar="DIR",
+                        type=lambda path: ("archive", path),
+                        help="a data directory's archive (without any source: %s)"
+                        % default_data_dir())
+    ladder.add_argument("--games", action="store_true",
+                        help="list each rated game and the points it moved instead")
+    ladder.add_argument("--json", action="store_true", help="print JSON")
+    ladder.set_defaults(func=_ladder)
+
+    arbiter = commands.add_parser(
+        "arbiter", help="the arbiter station: every board of the hall in a browser, "
+                        "the arbiter's commands, the live broadcast")
+    from board_ctl.station.cli import add_arguments as add_arbiter_arguments
+
+    add_arbiter_arguments(arbiter)
+    arbiter.set_defaults(func=_arbiter)
     return parser
 
 
