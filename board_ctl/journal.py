@@ -37,6 +37,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -377,6 +378,17 @@ def _take(recovered: Recovered, record: dict[str, Any], number: int,
             recovered.last_t = max(recovered.last_t, float(t))
 
 
+def _keep_aside(path: Path) -> Path:
+    """A copy of the journal as it is, beside it (a second name for the same file where
+    the file system allows, so even a full disk has room for it)."""
+    aside = unique_name(path, DAMAGED)
+    try:
+        os.link(path, aside)
+    except OSError:
+        shutil.copy2(path, aside)
+    return aside
+
+
 class JournalWriter:
     """Appends records and makes them durable before the caller shows them.
 
@@ -412,11 +424,14 @@ class JournalWriter:
         restart is marked."""
         try:
             if recovered.damaged:
-                aside = unique_name(path, DAMAGED)
-                path.replace(aside)
                 lines = [encode_record(record | {"seq": n})
                          for n, record in enumerate(recovered.records, start=1)]
-                write_atomic_bytes(path, "".join(lines).encode("utf-8"))
+                aside = _keep_aside(path)
+                try:
+                    write_atomic_bytes(path, "".join(lines).encode("utf-8"))
+                except OSError:
+                    aside.unlink()  # the original is still where it was
+                    raise
                 log.warning("journal %s was damaged: the original is kept as %s", path,
                             aside.name)
                 seq = len(lines)

@@ -232,6 +232,38 @@ def test_a_start_that_cannot_write_leaves_no_game_behind(tmp_path: Path, how: st
     again.service.close()
 
 
+def test_a_read_only_data_dir_is_said_at_start(tmp_path: Path) -> None:
+    with small_disk(tmp_path / "ro", readonly=True) as disk:
+        setup = Setup(disk / "data", tmp_path / "out")
+        with pytest.raises(StorageError, match=f"cannot write the data directory "
+                                               f"{disk / 'data'}: Read-only file system"):
+            setup.open()
+        assert setup.board.put is None
+
+
+def test_a_damaged_journal_on_a_full_disk_is_left_as_it_was(tmp_path: Path) -> None:
+    """Resuming rewrites a damaged journal; with no room for that, the start fails
+    saying why, and the journal is exactly as it was (no copy, no half-written file)."""
+    with small_disk(tmp_path / "disk") as disk:
+        data = disk / "data"
+        first = Setup(data, tmp_path / "out").open()
+        first.feed([ev.Snapshot(0.5, START), *events(SCHOLARS)])
+        first.service.request_stop()
+        first.service.step(timeout=0)
+        first.service.close()
+        path = journal_of(data)
+        lines = path.read_bytes().splitlines(keepends=True)
+        lines[5] = b"garbage\n"
+        damaged = b"".join(lines)
+        path.write_bytes(damaged)
+        fill(disk)
+        second = Setup(data, tmp_path / "out")
+        with pytest.raises(OSError, match=f"cannot write journal {path}: No space left"):
+            second.open()
+        assert path.read_bytes() == damaged
+        assert sorted(p.name for p in path.parent.iterdir()) == ["journal.jsonl"]
+
+
 def test_board_ctl_run_in_a_read_only_directory_fails_at_once(tmp_path: Path) -> None:
     with small_disk(tmp_path / "ro", readonly=True) as cwd:
         result = subprocess.run(
