@@ -225,6 +225,9 @@ def test_records_after_a_destroyed_line_are_salvaged_when_consistent(tmp_path: P
     path.write_bytes(b"".join(lines))
     recovered = read_journal(path)
     assert f"line {index + 1} of {len(lines)} is corrupt" in recovered.problems[0]
+    # then what became of the records after it (the old reader dropped them all, unsaid)
+    assert len(recovered.problems) == 2, recovered.problems
+
     def game(recovered):  # type: ignore[no-untyped-def]
         return [{k: v for k, v in e.items() if k != "t"} for e in replay_effects(recovered)]
 
