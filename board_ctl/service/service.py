@@ -532,8 +532,12 @@ class Service:
             self._commit(session)
 
     def _alarm(self, text: str) -> None:
-        """A storage problem: logged as an error, shown, and the alert LED blinks fast."""
-        log.error("%s", text)
+        """A storage problem: shown (or, with no view, logged as an error: the operator
+        must be told), and the alert LED blinks fast."""
+        if isinstance(self.view, NullView):
+            log.error("%s", text)
+        else:
+            log.info("%s", text)
         self.view.message(text)
         for observer in self.observers:
             observer.message(text)
