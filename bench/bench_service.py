@@ -189,6 +189,7 @@ def bench_latency(code: Code, workdir: Path, data: Path, games: int) -> list[flo
     board_end = BenchBoard(link)
     service = start_service(code, link, workdir, data)
     samples: list[float] = []
+    doing = "waiting for the service to start"
     try:
         _, first = board_end.wait_leds(timeout=START_DEADLINE)  # connected; game 1 started
         cpu_before = cpu_seconds(service.pid)
@@ -198,6 +199,8 @@ def bench_latency(code: Code, workdir: Path, data: Path, games: int) -> list[flo
                 assert game is not None
                 board = game.board()
                 for move in game.mainline_moves():
+                    doing = f"playing {game.headers.get('White')} - " \
+                            f"{game.headers.get('Black')}, {board.fullmove_number}. {move}"
                     board_end.play(board, move)
                     board_end.receive(0.01)  # the hand leaves the board; the service settles
                     mover = board.turn
@@ -213,6 +216,7 @@ def bench_latency(code: Code, workdir: Path, data: Path, games: int) -> list[flo
                     if board.is_game_over():
                         break
                 # end the game, set the pieces up again: the next game starts
+                doing = "setting up the next game"
                 if not board.is_game_over():
                     board_end.ms += 1000
                     loser = P.WHITE if board.turn else P.BLACK
@@ -226,11 +230,17 @@ def bench_latency(code: Code, workdir: Path, data: Path, games: int) -> list[flo
                     if status_side(msg) is True:
                         break
         code.cpu_per_press.append((cpu_seconds(service.pid) - cpu_before, len(samples)))
-    finally:
+    except TimeoutError:
         service.terminate()
         _, err = service.communicate(timeout=20)
-        if service.returncode not in (0, -15):
-            print(err.decode(errors="replace"), file=sys.stderr)
+        raise TimeoutError(f"{code.name}: no LED frame from the service while {doing}; "
+                           f"its stderr: {err.decode(errors='replace')[-2000:]}") from None
+    finally:
+        if service.poll() is None:
+            service.terminate()
+            _, err = service.communicate(timeout=20)
+            if service.returncode not in (0, -15):
+                print(err.decode(errors="replace"), file=sys.stderr)
         os.close(board_end.master)
         os.close(board_end.slave)
         link.unlink(missing_ok=True)
@@ -349,7 +359,7 @@ def main() -> int:
             used = sum(c for c, _ in code.cpu_per_press)
             presses = sum(n for _, n in code.cpu_per_press)
             print(f"  {code.name:<14} the service's own CPU time: {used / presses * 1000:.2f} "
-                  f"ms a move (its events, press and LED frame; the load does not change it)")
+                  f"ms a move (its events, press and LED frame; less sensitive to the load)")
         if len(codes) == 2:
             new, old = (percentile(c.samples, 99) for c in codes)
             mid_new, mid_old = (percentile(c.samples, 50) for c in codes)
