@@ -17,7 +17,10 @@ log time T: the pty vanishes for a while and comes back as a new device, and the
 in between are lost (the board's next connect SNAPSHOT tells the host what it missed).
 
 Interactive mode: type squares and buttons (``help`` lists them); the LED frames the
-host sends are printed as text and a small board picture.
+host sends are printed as text and a small board picture. ``clock`` presses the lever of
+the side to move as a player sees it: the side the host's status LEDs show (after an
+illegal move, still the same side); until the host has shown it since the last press,
+the other side than the one that pressed.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ import chess
 
 from board_ctl.core import events as ev
 from board_ctl.core.effects import Buzzer, LedFrame
-from board_ctl.sensorlog import read_sensor_log
+from board_ctl.errors import SensorLogError
+from board_ctl.sensorlog import load_sensor_log
 from firmware_bridge import protocol as P
 from firmware_bridge.clock_device import ClockDevice, with_clock_times
 from firmware_bridge.link import wire_to_leds
@@ -131,6 +135,7 @@ class Emulator:
     stdin: IO[str] | None = None
     out: IO[str] = field(default_factory=lambda: sys.stdout)
     clock: Any = time.monotonic
+    to_move: chess.Color = chess.WHITE  # the side to move at the start (interactive "clock")
 
     def __post_init__(self) -> None:
         self.t0 = self.clock()  # our millisecond clock starts here
@@ -147,7 +152,10 @@ class Emulator:
         self._ping_at = 0.0
         self._drain_started: float | None = None
         self._drained = False
-        self._side_to_press = chess.WHITE  # interactive "clock"
+        # Interactive "clock": the side the host's status LEDs show to move (None: not
+        # shown since the last press), else the side after the last press.
+        self._shown_to_move: chess.Color | None = None
+        self._after_press = self.to_move
         self._typed = b""
 
     # --- time
@@ -183,7 +191,8 @@ class Emulator:
             self.occupied = self.occupied | bit if placed else self.occupied & ~bit
             self.send(P.SQUARE, event.square, placed, ms)
         elif isinstance(event, ev.ClockPressed) and event.times is not None:
-            white, black = (round(x * 1000) for x in event.times)
+            # the wire's u32 ms is all a clock can say: a log's absurd reading as the most
+            white, black = (round(min(x, 0xFFFFFFFF / 1000) * 1000) for x in event.times)
             self.send(P.CLOCK_TIMES, P.WHITE if event.side else P.BLACK, ms, white, black)
         elif isinstance(event, ev.ClockPressed):
             self.send(P.CLOCK, P.WHITE if event.side else P.BLACK, ms)
@@ -237,6 +246,8 @@ class Emulator:
             self.send(P.ERROR, P.ERR_UNSUPPORTED, "board does not take " + msg.name)
 
     def show_leds(self, frame: LedFrame, now: float) -> None:
+        if frame.status.white_to_move != frame.status.black_to_move:
+            self._shown_to_move = frame.status.white_to_move
         if self.record is not None:
             log_t = self.log_time(now)
             self.record.write(json.dumps({
@@ -383,10 +394,9 @@ class Emulator:
                 elif word in ("snapshot", "snap"):
                     self.send_snapshot(now, P.ON_REQUEST)
                 elif word in ("clock", "w", "white", "b", "black"):
-                    side = (self._side_to_press if word == "clock"
-                            else word in ("w", "white"))
+                    side = self.side_to_press() if word == "clock" else word in ("w", "white")
                     self.emit(ev.ClockPressed(0.0, side), now)
-                    self._side_to_press = not side
+                    self._shown_to_move, self._after_press = None, not side
                 elif word == "promote":
                     i += 1
                     piece = {"q": chess.QUEEN, "r": chess.ROOK, "b": chess.BISHOP,
@@ -418,6 +428,14 @@ class Emulator:
             self.print("(no host connected: it will see the board in its next snapshot)")
         return True
 
+    def side_to_press(self) -> chess.Color:
+        """The lever a player presses: the side the status LEDs show to move, or, before
+        the host has answered the last press (several commands on one line), the other
+        side than the one that pressed."""
+        if self._shown_to_move is not None:
+            return self._shown_to_move
+        return self._after_press
+
     def squares(self, word: str, now: float) -> None:
         names = word.replace("-", "").replace("x", "")
         if len(names) == 2 and names in chess.SQUARE_NAMES:
@@ -437,7 +455,8 @@ class Emulator:
 HELP = """\
 e2        toggle the piece on e2 (lift if occupied, else place)
 e2e4      lift e2 and place on e4 (lifting a piece on e4 first: a capture)
-clock     press the clock of the side to move; w / b press white's / black's
+clock     press the lever of the side to move (as the status LEDs show it);
+          w / b press white's / black's
 promote n set the promotion selector (q, r, b, n)
 resign w  | offer w | accept b | claim w   (w or b)
 arbiter   the arbiter button
@@ -525,15 +544,17 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--until must not be before --start-at")
     script: list[ev.Event] = []
     occupied = chess.Board().occupied
+    to_move = chess.WHITE
     if args.log is not None:
         try:
-            with args.log.open(encoding="utf-8") as stream:
-                sensor_log = read_sensor_log(stream)
-        except OSError as exc:
-            parser.exit(2, f"board-emulator: cannot read {args.log}: {exc.strerror}\n")
+            sensor_log = load_sensor_log(args.log)
+        except SensorLogError as exc:  # unreadable, or a start no game can have
+            where = f"{args.log}:" if exc.line is not None else ""
+            parser.exit(2, f"board-emulator: {where}{exc}\n")
         for error in sensor_log.errors:
             log.warning("%s: %s (skipped)", args.log, error)
         occupied = chess.Board(sensor_log.start.fen).occupied
+        to_move = chess.Board(sensor_log.start.fen).turn
         played: Iterable[ev.Event] = sensor_log.events
         if args.external_clock:
             try:
@@ -560,7 +581,7 @@ def main(argv: list[str] | None = None) -> int:
         PtyLink(args.link), script, occupied, speed=args.speed, start_at=args.start_at,
         until=args.until, heartbeat=args.heartbeat, drain_timeout=args.drain_timeout,
         yank_at=args.yank_at, yank_for=args.yank_for, record=record,
-        interactive=args.interactive, stdin=sys.stdin)
+        interactive=args.interactive, stdin=sys.stdin, to_move=to_move)
     try:
         return emulator.run()
     except KeyboardInterrupt:

@@ -114,5 +114,5 @@ def test_export_to_a_path_that_cannot_be_written_is_one_line(
     archive_of(data, 1)
     assert main(["export", "--data-dir", str(data), "--pgn", "/dev/null/x.pgn"]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err == ["board-ctl export: cannot write PGN /dev/null/x.pgn: Not a directory"]
+    assert err == ["board-ctl export: cannot write /dev/null/x.pgn: Not a directory"]
     assert list(tmp_path.glob("**/*.tmp")) == []

@@ -12,6 +12,7 @@ import pytest
 from board_ctl.simulate import NoEligiblePly, RenderStyle, render_game, render_violation
 from corpus import corpus, has_move, replay_rendered
 
+pytestmark = pytest.mark.slow  # the whole corpus: minutes; CI runs it, -m "not slow" skips it
 CLEAN_STYLES = {
     "clock": RenderStyle(),
     "no-clock": RenderStyle(use_clock=False),

@@ -106,6 +106,7 @@ def board_before(r: RenderedGame, ply: int) -> chess.Board:
 # -- the corpus ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_corpus_games_parse_cleanly() -> None:
     assert len(engine_games()) == 300
     assert len(classics()) >= 15
@@ -116,6 +117,7 @@ def test_corpus_games_parse_cleanly() -> None:
     assert size < 1_000_000
 
 
+@pytest.mark.slow
 def test_corpus_has_the_special_moves() -> None:
     counts: dict[str, int] = {}
     for game in engine_games():
@@ -154,6 +156,7 @@ def test_resignation_ends_decisive_games_without_mate() -> None:
             assert last["ev"] != "resign"
 
 
+@pytest.mark.slow
 def test_every_game_renders_cleanly() -> None:
     for i, game in enumerate(engine_games() + classics()):
         r = render_game(game, seed=i)
@@ -162,6 +165,7 @@ def test_every_game_renders_cleanly() -> None:
         assert r.expected_alerts == []
 
 
+@pytest.mark.slow
 def test_no_clock_renderings_parse_and_have_no_clock() -> None:
     for i, game in enumerate(engine_games()[:60]):
         r = render_game(game, seed=i, style=RenderStyle(use_clock=False))
@@ -169,6 +173,7 @@ def test_no_clock_renderings_parse_and_have_no_clock() -> None:
         assert not [obj for obj in r.lines if obj["ev"] == "clock"]
 
 
+@pytest.mark.slow
 def test_clock_presses_alternate() -> None:
     for i, game in enumerate(engine_games()[:60] + classics()):
         r = render_game(game, seed=i)
@@ -326,6 +331,7 @@ def test_en_passant_changes_three_squares() -> None:
     assert orders == {"ep:move-then-remove", "ep:remove-first", "ep:lift-remove-place"}
 
 
+@pytest.mark.slow
 def test_promotions_and_selector() -> None:
     games = games_with(lambda b, m: m.promotion is not None)
     notes: set[str] = set()
@@ -427,6 +433,7 @@ def test_claim_at_the_end_of_a_claimable_draw() -> None:
     slides=st.booleans(),
     start_ply=st.integers(0, 30),
 )
+@pytest.mark.slow
 def test_any_seed_gives_a_consistent_log(seed, game_index, use_clock, bounce, slides, start_ply):
     game = engine_games()[game_index]
     start_ply = min(start_ply, len(list(game.mainline_moves())))
@@ -440,6 +447,7 @@ def test_any_seed_gives_a_consistent_log(seed, game_index, use_clock, bounce, sl
 # -- violations -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_each_violation_is_staged_once_and_keeps_the_game() -> None:
     for code in VIOLATION_CODES:
         for i, game in enumerate(classics()):
@@ -534,6 +542,7 @@ def test_violation_at_a_given_ply_and_errors() -> None:
         render_violation(game, "no-such-thing", seed=3)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32), game_index=st.integers(0, 299),
        code=st.sampled_from(VIOLATION_CODES))

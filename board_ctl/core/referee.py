@@ -306,6 +306,7 @@ class Referee:
         self._led_signature: object = None
         self._dirty = True  # something the LEDs show may have changed
         self._out: list[Effect] = []
+        self._framed = 0  # effects in _out already shown by a frame
 
     # ------------------------------------------------------------------ public API
 
@@ -313,6 +314,7 @@ class Referee:
         """The effects of one event. Its time is taken in whole microseconds; one the core
         cannot represent raises TimeRangeError (a ValueError) before anything changes."""
         t = self._entry_time(event.t)
+        self._frame()  # the LEDs until now: on the first feed, the opening frame at t = 0
         self._advance(t)
         if self.result is None:
             self._handle(event, t)
@@ -322,6 +324,7 @@ class Referee:
         """The log ended (or the service stops): a move left on the board is complete."""
         end = self._now if t is None else self._entry_time(t)
         self._advance(end)
+        self._run_out_own_timers()
         for change in self.debouncer.flush():
             self._settled(change)
         if self.result is None:
@@ -407,9 +410,32 @@ class Referee:
             self.firings += 1
             self._now = max(self._now, when)
             fire(when)
+            # What a timer changed shows from its own time: the live service, whose ticks
+            # fire it between events, and a replay, which fires it at the next event, then
+            # send the same frames with the same times.
+            self._frame()
         else:
             self._stall(self._now, self._advance)
         self._now = max(self._now, t)
+
+    def _run_out_own_timers(self) -> None:
+        """At the log's end, what the board does by itself within seconds, at the time it
+        does it, as the live service's ticks do: pending changes settle, a press waiting
+        for its piece is judged, a mating or drawing placement ends the game. Not the
+        timers that wait on the players (a flag, a mismatch): how long the board was left
+        after its last event, the log does not say."""
+        def next_own() -> int | None:
+            due = [when for when in (self.debouncer.next_deadline(), self._clock_decision,
+                                     self._game_ending_deadline()) if when is not None]
+            return min(due, default=None)
+
+        when = next_own()
+        while when is not None and self.result is None:
+            self._advance(when)
+            after = next_own()
+            if after is not None and after <= when:
+                return  # nothing fired (a stalled timer): no progress to make
+            when = after
 
     def _stall(self, when: int, fire: Callable[[int], None]) -> None:
         name = getattr(fire, "__name__", repr(fire))
@@ -1597,11 +1623,21 @@ class Referee:
         )
 
     def _drain(self) -> list[Effect]:
-        if not self._out and not self._dirty:
-            return []
+        self._frame()
+        out, self._out = self._out, []
+        self._framed = 0
+        return out
+
+    def _frame(self) -> None:
+        """A LED frame at `now` when what the LEDs show changed since the last one; its
+        buzzer sounds for the alerts and results since then."""
+        if not self._dirty and len(self._out) == self._framed:
+            return
         self._dirty = False
+        new = self._out[self._framed:] if self._framed else self._out
+        self._framed = len(self._out)
         # The frame is a pure function of this signature: skip the work when it is unchanged.
-        sound = any(isinstance(e, (Alert, GameOver)) for e in self._out)
+        sound = any(isinstance(e, (Alert, GameOver)) for e in new)
         restoring = "illegal-move" in self.alerts or "position-mismatch" in self.alerts
         signature = (
             len(self.board.move_stack), self.result,
@@ -1612,11 +1648,10 @@ class Referee:
         )
         if signature != self._led_signature:
             self._led_signature = signature
-            frame = led_frame(seconds(self._now), self.led_view(), self._out)
+            frame = led_frame(seconds(self._now), self.led_view(), new)
             last = self._last_frame
             if last is None or (frame.squares, frame.status, frame.guidance, frame.buzzer) != (
                     last.squares, last.status, last.guidance, last.buzzer):
                 self._out.append(frame)
                 self._last_frame = frame
-        out, self._out = self._out, []
-        return out
+                self._framed = len(self._out)

@@ -2,7 +2,7 @@
 
     board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--time-control TC] [--pgn OUT]
                   [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
-                  [--data-dir DIR]
+                  [--data-dir DIR] [--livechess [ADDR]]
 
 Every game is archived in the data directory with its crash-safe journal; a game left
 unfinished there (the service was killed, the power went) is resumed at start-up.
@@ -22,28 +22,35 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from board_ctl.archive import Archive, default_data_dir
-from board_ctl.config import Config, load_config
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import BoardCtlError, ConfigError
-from board_ctl.sensorlog import StartInfo
-from board_ctl.service.backends import open_board
-from board_ctl.service.game import OutputNamer
-from board_ctl.service.sdnotify import Notifier
-from board_ctl.service.service import RunOptions, Service
-from board_ctl.service.statuslights import StatusOutputs
-from board_ctl.service.view import VIEWS_HELP, View, make_view
+from board_ctl.livechess.address import DEFAULT_LISTEN
+
+if TYPE_CHECKING:  # imported when the service runs: `board-ctl --help` stays quick
+    from board_ctl.config import Config
+    from board_ctl.service.service import Service
+    from board_ctl.service.view import View
 
 CONFIG_ENV = "BOARD_CTL_CONFIG"
+VIEW_HELP = ("terminal view: rich (a live board), plain (one line per move and alert), "
+             "none; auto (the default) picks rich on a terminal, plain otherwise")
+# Where a config key's value came from on the command line, to name it in a message.
+OPTION_OF_KEY = {"board.profile": "--profile", "board.backend": "--port",
+                 "serial.port": "--port", "emulator.log": "--port",
+                 "emulator.speed": "--speed", "game.time_control": "--time-control",
+                 "display.view": "--view", "output.data_dir": "--data-dir",
+                 "livechess.listen": "--livechess"}
 
 
 def add_parser(subparsers: Any) -> None:
     run = subparsers.add_parser(
         "run", help="run the board: moves, alerts, LEDs and PGN, live",
         description="Run the service on the board. With nothing configured, plays the "
-                    "built-in demo game through the board emulator.")
+                    "built-in demo game through the board emulator. Exit status: 0 done; "
+                    "1 the board or a pin cannot be used, or the service failed; 2 a bad "
+                    "option or config (one line naming it).")
     run.add_argument("--config", type=Path, metavar="FILE",
                      help=f"TOML config file (default: ${CONFIG_ENV}, else built-in defaults; "
                           f"see config/board.example.toml)")
@@ -67,15 +74,20 @@ def add_parser(subparsers: Any) -> None:
                      help="emulator backend: play its log N times faster; serial backend: "
                           "the board's clock runs N times faster than the game (a "
                           "board-emulator --speed N; it says so itself, so rarely needed)")
-    run.add_argument("--view", choices=("auto", "rich", "plain", "none"), help=VIEWS_HELP)
+    run.add_argument("--view", choices=("auto", "rich", "plain", "none"), help=VIEW_HELP)
     run.add_argument("--data-dir", metavar="DIR",
                      help="the archive: a folder and a crash-safe journal for every game; an "
                           "unfinished game there is resumed at start-up (default: [output] "
-                          f"data_dir, else {default_data_dir()})")
+                          "data_dir, else {data_dir})")
+    run.add_argument("--livechess", nargs="?", const=DEFAULT_LISTEN, metavar="ADDR",
+                     help="serve LiveChess clients (lichess.org/dgt, chess.com) on ADDR "
+                          f"(default {DEFAULT_LISTEN}; else [livechess] listen)")
     run.set_defaults(func=run_command)
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from board_ctl.service.view import make_view
+
     try:
         config = _config(args)
     except ConfigError as exc:
@@ -108,6 +120,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> Config:
+    from board_ctl.config import load_config
+
     path = args.config or os.environ.get(CONFIG_ENV) or None
     config = load_config(path)
     board: dict[str, Any] = {"profile": args.profile}
@@ -124,12 +138,22 @@ def _config(args: argparse.Namespace) -> Config:
             board["backend"] = "serial"
             serial["port"] = port
     game = {"time_control": args.time_control}
-    return config.with_overrides(board=board, serial=serial, emulator=emulator, game=game,
-                                 display={"view": args.view},
-                                 output={"data_dir": args.data_dir})
+    return config.with_overrides(OPTION_OF_KEY, board=board, serial=serial,
+                                 emulator=emulator, game=game, display={"view": args.view},
+                                 output={"data_dir": args.data_dir},
+                                 livechess={"listen": args.livechess})
 
 
 def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
+    from board_ctl.archive import Archive, default_data_dir
+    from board_ctl.livechess.run import endpoint_from_config
+    from board_ctl.sensorlog import StartInfo
+    from board_ctl.service.backends import open_board
+    from board_ctl.service.game import OutputNamer
+    from board_ctl.service.sdnotify import Notifier
+    from board_ctl.service.service import RunOptions, Service
+    from board_ctl.service.statuslights import StatusOutputs
+
     status = StatusOutputs(config.status)
     board = open_board(config, time_scale=args.speed if config.board.backend == "serial"
                        else None)
@@ -146,9 +170,14 @@ def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
     options = RunOptions(once=args.once, lost_timeout=config.serial.lost_timeout)
     data_dir = config.output.data_dir
     archive = Archive(Path(data_dir).expanduser() if data_dir else default_data_dir())
-    return Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
-                   options=options, view=view, status=status, notifier=Notifier(),
-                   archive=archive)
+    endpoint = endpoint_from_config(config, start)
+    service = Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
+                      options=options, view=view, status=status, notifier=Notifier(),
+                      archive=archive, observers=[endpoint] if endpoint else [])
+    if endpoint is not None:
+        endpoint.start(service.submit)
+        view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com)")
+    return service
 
 
 def _route_logging(view: View) -> None:
