@@ -7,7 +7,8 @@
    process (`board-ctl run --port LINK --view none`), journaling every game (fsync'd
    before the LEDs show it) in a fresh data directory of its own; this script plays the
    board on the other end of a pty with the firmware's own codec
-   (firmware_bridge.protocol): it answers the handshake, then plays real games from
+   (firmware_bridge.protocol): it answers the handshake (saying, as the emulator does,
+   that it plays 50 times faster than the game), then plays real games from
    tests/data/games (lift, place, clock press, stamped with the board's millisecond
    clock) and times each clock press, from the write of its CLOCK frame to the read of
    the LEDS frame that shows the other side to move. After each game a resignation ends
@@ -54,6 +55,7 @@ from firmware_bridge import protocol as P  # noqa: E402
 GAMES = ROOT / "tests" / "data" / "games" / "classics.pgn"
 TICKS = os.sysconf("SC_CLK_TCK")
 START_DEADLINE = 30.0  # s: a service that has not started its game by then has failed
+SPEED = 50  # the bench board plays this many times faster than the game (see BenchBoard)
 
 
 @dataclass
@@ -111,7 +113,11 @@ def file_system(path: Path) -> str:
 
 
 class BenchBoard:
-    """The board's side of the link on a pty, speaking the firmware's protocol."""
+    """The board's side of the link on a pty, speaking the firmware's protocol.
+
+    Its millisecond clock runs with real time (the link holds a board's clock to the
+    host's) and it says, as the emulator does, that it plays SPEED times faster than the
+    game: a gap of N ms of game time between two events is N / SPEED ms of real time."""
 
     def __init__(self, link: Path) -> None:
         self.master, slave = os.openpty()
@@ -121,8 +127,19 @@ class BenchBoard:
         os.symlink(os.ttyname(slave), link)
         self.decoder = P.Decoder()
         self.sender = P.Sender()
-        self.ms = 0
+        self.started = time.perf_counter()
         self.occupied = chess.Board().occupied
+
+    @property
+    def ms(self) -> int:
+        """The board's clock."""
+        return int((time.perf_counter() - self.started) * 1000)
+
+    def advance(self, game_ms: float) -> None:
+        """Let `game_ms` of game time pass, answering the host meanwhile."""
+        deadline = time.perf_counter() + game_ms / 1000 / SPEED
+        while (left := deadline - time.perf_counter()) > 0:
+            self.receive(left)
 
     def send(self, mtype: int, *values: object) -> None:
         os.write(self.master, self.sender.frame(mtype, *values))
@@ -134,7 +151,7 @@ class BenchBoard:
         messages = self.decoder.feed(os.read(self.master, 4096))
         for msg in messages:
             if msg.type == P.HELLO:
-                self.send(P.HELLO_ACK, "bench 0.1", "bench-board")
+                self.send(P.HELLO_ACK, f"bench 0.1 speed={SPEED:g}", "bench-board")
                 self.send(P.SNAPSHOT, self.occupied, self.ms, P.ON_CONNECT)
             elif msg.type == P.REQUEST_SNAPSHOT:
                 self.send(P.SNAPSHOT, self.occupied, self.ms, P.ON_REQUEST)
@@ -153,7 +170,7 @@ class BenchBoard:
                     return time.perf_counter(), msg
 
     def square(self, square: int, occupied: bool, gap_ms: int) -> None:
-        self.ms += gap_ms
+        self.advance(gap_ms)
         bit = chess.BB_SQUARES[square]
         self.occupied = self.occupied | bit if occupied else self.occupied & ~bit
         self.send(P.SQUARE, square, occupied, self.ms)
@@ -202,10 +219,9 @@ def bench_latency(code: Code, workdir: Path, data: Path, games: int) -> list[flo
                     doing = f"playing {game.headers.get('White')} - " \
                             f"{game.headers.get('Black')}, {board.fullmove_number}. {move}"
                     board_end.play(board, move)
-                    board_end.receive(0.01)  # the hand leaves the board; the service settles
                     mover = board.turn
                     board.push(move)
-                    board_end.ms += 500
+                    board_end.advance(500)  # the hand goes to the clock
                     sent = time.perf_counter()
                     board_end.send(P.CLOCK, P.WHITE if mover else P.BLACK, board_end.ms)
                     while True:
@@ -218,12 +234,12 @@ def bench_latency(code: Code, workdir: Path, data: Path, games: int) -> list[flo
                 # end the game, set the pieces up again: the next game starts
                 doing = "setting up the next game"
                 if not board.is_game_over():
-                    board_end.ms += 1000
+                    board_end.advance(1000)
                     loser = P.WHITE if board.turn else P.BLACK
                     board_end.send(P.BUTTON, P.RESIGN, loser, board_end.ms)
                     board_end.wait_leds()
                 board_end.occupied = chess.Board().occupied
-                board_end.ms += 2000
+                board_end.advance(2000)
                 board_end.send(P.SNAPSHOT, board_end.occupied, board_end.ms, P.HEARTBEAT)
                 while True:
                     _, msg = board_end.wait_leds()
