@@ -139,13 +139,9 @@ def _export(args: argparse.Namespace) -> int:
     files = [(path, game.sensor_log_text()) for game, path in logs]
     if args.pgn not in (None, "-"):
         files.insert(0, (Path(args.pgn), text))
-    try:
-        if len(logs) > 1:  # the directory named for them
-            logs[0][1].parent.mkdir(parents=True, exist_ok=True)
-        write_all(files)  # every file whole, or none
-    except (BoardCtlError, OSError) as exc:
-        print(f"board-ctl export: {exc}", file=sys.stderr)
-        return 1
+    if len(logs) > 1:  # the directory named for them
+        logs[0][1].parent.mkdir(parents=True, exist_ok=True)
+    write_all(files)  # every file whole, or none (an OutputError names the file)
     if args.pgn in (None, "-"):
         sys.stdout.write(text)
     else:

@@ -112,7 +112,7 @@ def test_export_to_a_path_that_cannot_be_written_is_one_line(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
     archive_of(data, 1)
-    assert main(["export", "--data-dir", str(data), "--pgn", "/dev/null/x.pgn"]) == 1
+    assert main(["export", "--data-dir", str(data), "--pgn", "/dev/null/x.pgn"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert err == ["board-ctl export: cannot write /dev/null/x.pgn: Not a directory"]
     assert list(tmp_path.glob("**/*.tmp")) == []
