@@ -129,6 +129,7 @@ class BenchBoard:
         self.sender = P.Sender()
         self.started = time.perf_counter()
         self.occupied = chess.Board().occupied
+        self.bounces = 0  # extra open/close pairs after each change, in the same ms
 
     @property
     def ms(self) -> int:
@@ -174,6 +175,9 @@ class BenchBoard:
         bit = chess.BB_SQUARES[square]
         self.occupied = self.occupied | bit if occupied else self.occupied & ~bit
         self.send(P.SQUARE, square, occupied, self.ms)
+        for _ in range(self.bounces):  # a chattering contact, reported raw
+            self.send(P.SQUARE, square, not occupied, self.ms)
+            self.send(P.SQUARE, square, occupied, self.ms)
 
     def play(self, board: chess.Board, move: chess.Move) -> None:
         """Lift and place the pieces of one move (captured piece first)."""
@@ -201,9 +205,11 @@ def status_side(msg: P.Message) -> bool | None:
     return True if white else False if black else None
 
 
-def bench_latency(code: Code, workdir: Path, data: Path, games: int) -> list[float]:
+def bench_latency(code: Code, workdir: Path, data: Path, games: int,
+                  bounces: int = 0) -> list[float]:
     link = workdir / "bench-board"
     board_end = BenchBoard(link)
+    board_end.bounces = bounces
     service = start_service(code, link, workdir, data)
     samples: list[float] = []
     doing = "waiting for the service to start"
@@ -340,6 +346,10 @@ def main() -> int:
                         help="rounds (with --compare: interleaved, this code then REF's)")
     parser.add_argument("--compare", metavar="REF",
                         help="also measure this git commit's code (e.g. main), same run")
+    parser.add_argument("--bounce", type=int, default=0, metavar="N",
+                        help="each square change followed by N open/close pairs in the same "
+                             "millisecond (a chattering contact reported raw: a burst of "
+                             "events for the journal)")
     parser.add_argument("--data-parent", type=Path, default=Path(tempfile.gettempdir()),
                         help="where the fresh data directories are made (default: %(default)s)")
     args = parser.parse_args()
@@ -355,7 +365,7 @@ def main() -> int:
         for _ in range(args.rounds):
             for code in codes:
                 data = fresh_data_dir(args.data_parent)
-                code.samples += bench_latency(code, workdir, data, args.games)
+                code.samples += bench_latency(code, workdir, data, args.games, args.bounce)
         for _ in range(args.rounds):
             for code in codes:
                 data = fresh_data_dir(args.data_parent)
@@ -363,8 +373,9 @@ def main() -> int:
         load_after = os.getloadavg()
         print(f"load average (1, 5, 15 min) before {fmt_load(load_before)}, after "
               f"{fmt_load(load_after)}, on {os.cpu_count()} CPUs")
+        bounces = f", {args.bounce} bounce pair(s) a change" if args.bounce else ""
         print(f"latency, clock press -> LED frame through the pty ({args.games} games "
-              f"x {args.rounds} round(s)), ms:   (target p99 < 5 ms)")
+              f"x {args.rounds} round(s){bounces}), ms:   (target p99 < 5 ms)")
         for code in codes:
             samples = code.samples
             print(f"  {code.name:<14} {len(samples):>4} presses   p50 "
