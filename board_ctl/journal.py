@@ -29,6 +29,9 @@ Records:
     {"t": .., "kind": "move", ...}  every effect (game-report objects, LED frames excepted)
     {"t": .., "kind": "time"}       a clock ran at least until t (nothing else happened)
     {"t": .., "kind": "resume"}     the service restarted here (power cut, crash)
+    {"t": .., "kind": "order"}      an arbiter's order, {"kind": "ack"} an alert acknowledged
+                                    (board_ctl.hall: who did what; the game's own effects
+                                    of an order are the events and effects that follow)
     {"t": .., "kind": "end"}        the game is over and archived
 """
 
@@ -54,6 +57,10 @@ from board_ctl.storage import AppendFile, describe, unique_name, write_atomic_by
 log = logging.getLogger(__name__)
 
 DAMAGED = ".damaged"  # the original of a damaged journal, kept beside it
+# The game-report kinds (record.report_object): what the referee's effects leave. Other
+# kinds are the journal's own bookkeeping (start of files, time marks, restarts, the end)
+# or notes of those who acted on the game (an arbiter's order, an acknowledgement).
+EFFECT_KINDS = frozenset({"move", "alert", "clear", "result", "penalty", "note", "tags"})
 REPAIR_LIMIT = 1024  # bytes: a corrupt stretch longer than this is not searched for a flip
 
 
@@ -270,8 +277,7 @@ def _build(lines: list[_Line], problems: list[str]) -> Recovered:
 
 
 def _is_effect(record: dict[str, Any]) -> bool:
-    return "ev" not in record and record.get("kind") not in (None, "resume", "end",
-                                                              "files", "time")
+    return "ev" not in record and record.get("kind") in EFFECT_KINDS
 
 
 def _salvage(kept: list[_Line], losses: list[tuple[int, int]], problems: list[str],
@@ -370,7 +376,7 @@ def _take(recovered: Recovered, record: dict[str, Any], number: int,
         recovered.files = {k: str(v) for k, v in record.items()
                            if k in ("pgn", "report", "sensor") and isinstance(v, str)}
         return
-    elif kind is not None and kind != "time":
+    elif kind in EFFECT_KINDS:
         recovered.effects.append(record)
     if kind is not None:  # the clock ran at least until then (a time mark, an effect ...)
         t = record.get("t", 0.0)

@@ -19,6 +19,7 @@ from board_ctl.core.effects import (
     MoveMade,
     Note,
     Penalty,
+    TagsChanged,
 )
 from board_ctl.pgntags import check_tags, header_line
 from board_ctl.sensorlog import SIDE_NAMES
@@ -31,6 +32,7 @@ log = logging.getLogger(__name__)
 PGN_TERMINATION = {
     "time-forfeit": "time forfeit",
     "rules-infraction": "rules infraction",
+    "adjudication": "adjudication",
 }
 
 
@@ -59,6 +61,8 @@ def report_object(effect: Effect) -> dict[str, Any] | None:
                     "reason": reason}
         case Note(text=text):
             return {"t": t, "kind": "note", "text": text}
+        case TagsChanged(tags=tags):
+            return {"t": t, "kind": "tags", "tags": dict(tags)}
         case LedFrame():
             return led_object(effect)
     return None
@@ -110,6 +114,12 @@ class GameRecord:
                 self.comments.setdefault(len(self.moves), []).append(f"{code}: {text}")
             case Note(text=text):
                 self.comments.setdefault(len(self.moves), []).append(text)
+            case TagsChanged(tags=tags):
+                for name, value in tags:  # an empty value removes the tag
+                    if value:
+                        self.tags[name] = value
+                    else:
+                        self.tags.pop(name, None)
 
     def extend(self, effects: list[Effect]) -> None:
         for effect in effects:

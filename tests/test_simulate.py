@@ -25,6 +25,7 @@ from board_ctl.simulate import (
 from corpus import has_move
 from board_ctl.simulate.__main__ import main as simulate_main
 from board_ctl.simulate.render import captured_square
+from board_ctl.simulate.violations import ALERT_CODES
 
 GAMES_DIR = Path(__file__).parent / "data" / "games"
 NO_NOISE = dict(bounce=False, slides=False, idle_lift_prob=0.0)
@@ -454,7 +455,7 @@ def test_each_violation_is_staged_once_and_keeps_the_game() -> None:
             r = render_violation(game, code, seed=i)
             check_all(r)
             assert r.moves == list(game.mainline_moves())
-            alert = "touch-move" if code == "touch-move-enemy" else code
+            alert = ALERT_CODES[code]
             assert len(r.expected_alerts) == 1 and r.expected_alerts[0][0] == alert
             ply = r.expected_alerts[0][1]
             assert ply in eligible_plies(game, code)
@@ -526,6 +527,16 @@ def _check_violation(r: RenderedGame, code: str, ply: int) -> None:
         assert lines[0]["ev"] == "clock" or [o["ev"] for o in lines].index("clock") < \
             [o["ev"] for o in lines].index("lift")
         assert len([o for o in lines if o["ev"] == "clock"]) == 2
+    elif code == "knocked-during-move":
+        # the moving piece lifted, another knocked off, the move put down, the knocked
+        # piece back 2.5-4 s later, then the press
+        kinds = [(o["ev"], o["sq"]) for o in moves_lines]
+        knocked = moves_lines[1]["sq"]
+        assert kinds == [("lift", chess.square_name(move.from_square)), ("lift", knocked),
+                         ("place", chess.square_name(move.to_square)), ("place", knocked)]
+        assert 2.5 <= moves_lines[3]["t"] - moves_lines[2]["t"] <= 4.1
+        assert board.piece_type_at(chess.parse_square(knocked)) != chess.KING
+        assert [o["ev"] for o in lines][-1] == "clock"
 
 
 def test_violation_at_a_given_ply_and_errors() -> None:

@@ -111,4 +111,12 @@ class GameOver:
     termination: str  # "checkmate", "stalemate", ... (see the sensor-log spec)
 
 
-Effect = MoveMade | Alert | AlertCleared | LedFrame | Penalty | Note | GameOver
+@dataclass(frozen=True, slots=True)
+class TagsChanged:
+    """The game's PGN tags as now set (an empty value: the tag is removed)."""
+
+    t: float
+    tags: tuple[tuple[str, str], ...]
+
+
+Effect = MoveMade | Alert | AlertCleared | LedFrame | Penalty | Note | GameOver | TagsChanged

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import chess
 
@@ -63,8 +63,8 @@ from board_ctl.journal import DAMAGED, JournalWriter
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer
+from board_ctl.service.messages import BoardDone, Command, LinkDown, LinkUp, NewGame
 from board_ctl.storage import AppendFile, StorageError, describe, make_directory, unique_name
-from board_ctl.service.messages import BoardDone, LinkDown, LinkUp, NewGame
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
 from board_ctl.service.view import NullView, View, ViewState
@@ -247,6 +247,10 @@ class Service:
             self._flush()
             self._new_game(item)
             return
+        if isinstance(item, Command):
+            self._flush()  # what came before it is durable and shown first
+            item.run(self)
+            return
         event = cast(ev.Event, item)
         tick = isinstance(event, ev.Tick)
         if not tick:
@@ -285,6 +289,32 @@ class Service:
             self._publish(effects)
             if session.over and not was_over and session is self.session:
                 self._game_over(session)
+
+    def journal_note(self, record: dict[str, Any]) -> bool:
+        """A record of who did what to the current game (an arbiter's order, an alert
+        acknowledged) into its journal, durable before this returns when the disk takes
+        it; a disk that refuses it keeps it waiting and is said, as for any event. False
+        when there is no game, or no journal."""
+        session = self.session
+        if session is None or session.journal is None:
+            return False
+        session.journal.stage([record])
+        self._commit(session)
+        return True
+
+    def feed_order(self, event: ev.Event) -> bool:
+        """An arbiter's order (ev.ARBITER_EVENTS) into the game at the board now: journaled,
+        logged and shown like a board event; a finished game's files are written again.
+        False when there is no game."""
+        session = self.session
+        if session is None:
+            return False
+        was_over = session.over
+        self._pending.append((session.feed(dataclasses.replace(event, t=self._t)), session))
+        self._flush()
+        if was_over:
+            self._write_outputs(session)  # a result or tags corrected after the end
+        return True
 
     # ------------------------------------------------------------------ games
 
