@@ -417,3 +417,26 @@ def test_any_damage_is_reported_and_never_gives_another_game(
         assert recovered.problems or len(recovered.events) < len(whole.events)
     moves = [m["uci"] for m in replay_effects(recovered) if m["kind"] == "move"]
     assert moves == uci_of(whole)[: len(moves)]
+
+
+def test_who_did_what_records_do_not_stop_a_salvage(tmp_path: Path) -> None:
+    """An arbiter's order and acknowledgement lines (board_ctl.hall) are the journal's own
+    notes, not the game's effects: a damaged journal with them is still salvaged."""
+    _, log = rendered_log(2)
+    path = tmp_path / "journal.jsonl"
+    writer = JournalWriter.create(path, log.start)
+    referee, _ = new_game(log.start, PROFILES["fide"])
+    for k, event in enumerate(log.events[:120]):
+        writer.record(event, referee.feed(event))
+        if k == 60:
+            writer.stage([{"t": event.t, "kind": "ack", "code": "x", "by": "arbiter"},
+                          {"t": event.t, "kind": "order", "what": "new-game", "by": "a"}])
+    writer.close()
+    whole = read_journal(path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    effect = next(i for i, line in enumerate(lines) if b'"kind":"move"' in line and i > 10)
+    lines[effect] = garble(lines[effect])
+    path.write_bytes(b"".join(lines))
+    recovered = read_journal(path)
+    assert "salvaged" in recovered.problems[1], recovered.problems
+    assert recovered.events == whole.events
