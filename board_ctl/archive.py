@@ -1,27 +1,33 @@
 """The data directory: one folder a game, each with its crash-safe journal.
 
+    DATA/lock                                 held (flock) by the service using DATA
     DATA/games/20261130-153012/journal.jsonl
 
 A game's PGN, report and sensor log can be exported from its journal at any time, also
-while the game is still being played (the journal is only ever appended to).
+while the game is still being played (the journal is only ever appended to): a game in
+progress gives the moves completed so far, nothing guessed.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from board_ctl.core import events as ev
 from board_ctl.core.profiles import PROFILES, Profile
 from board_ctl.core.timecontrol import TimeControl
 from board_ctl.errors import BoardCtlError
-from board_ctl.journal import JournalWriter, Recovered, read_journal
+from board_ctl.journal import JournalWriter, Recovered, decode_record, read_journal
 from board_ctl.record import GameRecord
 from board_ctl.replay import feed_all, new_game
 from board_ctl.sensorlog import StartInfo, dumps, event_to_json, start_to_json
+from board_ctl.storage import StorageError, describe, make_directory
 
 JOURNAL = "journal.jsonl"
+LOCK = "lock"
 ID_FORMAT = "%Y%m%d-%H%M%S"
 
 
@@ -29,12 +35,73 @@ class ArchiveError(BoardCtlError, LookupError):
     """No such game, or a name that fits several."""
 
 
+class DataDirBusy(BoardCtlError, RuntimeError):
+    """Another service holds the data directory."""
+
+
 def default_data_dir() -> Path:
-    """$BOARD_CTL_DATA, else the user's data directory (XDG), as systemd services expect."""
+    """Where the games are archived unless told: $BOARD_CTL_DATA; else $STATE_DIRECTORY
+    (set by systemd's StateDirectory=, the first of several); else the user's data
+    directory ($XDG_DATA_HOME/board-ctl, ~/.local/share/board-ctl on Linux)."""
     if os.environ.get("BOARD_CTL_DATA"):
         return Path(os.environ["BOARD_CTL_DATA"])
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "board-ctl"
+    state = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    if state:
+        return Path(state)
+    import platformdirs  # only here: most commands never need it
+
+    return Path(platformdirs.user_data_dir("board-ctl", appauthor=False))
+
+
+class DataDirLock:
+    """The data directory's lock (flock on DATA/lock, which holds the owner's pid): one
+    service a data directory, or a second one would resume and write the first one's
+    game. It goes with the process, however that ends."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.path = root / LOCK
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock or raise DataDirBusy (held) / StorageError (cannot be created)."""
+        try:
+            make_directory(self.root)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise StorageError(describe(exc, "the data directory", self.root)) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(fd)
+            raise DataDirBusy(f"the data directory {self.root} is already in use by pid "
+                              f"{owner} (another board-ctl run): stop that one, or give "
+                              f"this one its own --data-dir") from None
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+        except OSError:
+            pass  # the pid is for people (a full disk): the lock itself holds
+        if self._fd is not None:
+            os.close(self._fd)
+        self._fd = fd
+
+    def missing(self) -> bool:
+        """The lock file is gone (the data directory was deleted) or is another file."""
+        if self._fd is None:
+            return False
+        try:
+            stat = os.stat(self.path)
+        except OSError:
+            return True
+        mine = os.fstat(self._fd)
+        return (stat.st_dev, stat.st_ino) != (mine.st_dev, mine.st_ino)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # the lock goes with the descriptor; the file stays
+            self._fd = None
 
 
 @dataclass
@@ -65,18 +132,26 @@ class GameEntry:
 
     @property
     def finished(self) -> bool:
-        return self.recovered.ended or self.result != "*"
+        return self.recovered.finished
 
     def record(self, profile: Profile | None = None) -> GameRecord:
-        """The game as its journal's events replay it (the referee is deterministic)."""
-        start = self.recovered.start
+        """The game as its journal's events replay it (the referee is deterministic).
+
+        Up to the last time journaled (an effect or a time mark included: a flag that
+        fell on a timer has no event of its own). A finished game is settled there as the
+        service settled it; a game in progress is not: a move still on its way (a piece
+        in hand, a press not yet made) is not guessed at, so the record has exactly the
+        moves completed so far."""
+        recovered = self.recovered
+        start = recovered.start
         time_control = TimeControl.parse(start.time_control) if start.time_control else None
-        profile = profile or PROFILES.get(self.recovered.profile, PROFILES["fide"])
+        profile = profile or PROFILES.get(recovered.profile, PROFILES["fide"])
         referee, record = new_game(start, profile, time_control)
-        feed_all(referee, record, self.recovered.events)
-        # Up to the last thing journaled, an effect included: a flag that fell on a timer
-        # has no event of its own.
-        record.extend(referee.finish(self.recovered.last_t))
+        feed_all(referee, record, recovered.events)
+        if self.finished:
+            record.extend(referee.finish(recovered.last_t))
+        else:
+            record.extend(referee.feed(ev.Tick(max(recovered.last_t, referee.now))))
         return record
 
     def pgn_text(self) -> str:
@@ -90,24 +165,50 @@ class GameEntry:
         return "".join(dumps(line) + "\n" for line in lines)
 
 
+def _ends_cleanly(journal: Path) -> bool:
+    """The journal's last line is an intact `end` record."""
+    try:
+        with journal.open("rb") as stream:
+            size = stream.seek(0, os.SEEK_END)
+            stream.seek(max(0, size - 512))
+            tail = stream.read()
+    except OSError:
+        return False
+    lines = tail.split(b"\n")
+    if len(lines) < 2 or lines[-1]:
+        return False  # no complete last line, or a torn one after it
+    try:
+        record = decode_record(lines[-2].decode("utf-8") + "\n")
+    except UnicodeDecodeError:
+        return False
+    return record is not None and record.get("kind") == "end"
+
+
 class Archive:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.games_dir = root / "games"
 
+    def lock(self) -> DataDirLock:
+        """Take the data directory for this process (DataDirBusy if another has it)."""
+        lock = DataDirLock(self.root)
+        lock.acquire()
+        return lock
+
     def new_game(
-        self, start: StartInfo, now: dt.datetime, profile: str = "fide"
+        self, start: StartInfo, now: dt.datetime, profile: str = "fide",
+        files: dict[str, str] | None = None, *, commit: bool = True,
     ) -> tuple[str, JournalWriter]:
-        """A new game folder named by its start time, and its journal."""
-        self.games_dir.mkdir(parents=True, exist_ok=True)
+        """A new game named by its start time, and its journal. With commit False its
+        folder and journal are made at the journal's first commit: a game that never
+        gets that far leaves nothing behind."""
         base = now.strftime(ID_FORMAT)
         game_id, n = base, 1
         while (self.games_dir / game_id).exists():
             n += 1
             game_id = f"{base}-{n}"
-        folder = self.games_dir / game_id
-        folder.mkdir()
-        return game_id, JournalWriter.create(folder / JOURNAL, start, profile)
+        path = self.games_dir / game_id / JOURNAL
+        return game_id, JournalWriter.create(path, start, profile, files, commit=commit)
 
     def games(self) -> list[GameEntry]:
         if not self.games_dir.is_dir():
@@ -120,9 +221,19 @@ class Archive:
         return entries
 
     def unfinished(self) -> GameEntry | None:
-        """The latest game not yet over: what a restarted service resumes."""
-        games = [g for g in self.games() if not g.finished]
-        return games[-1] if games else None
+        """The latest game not yet over: what a restarted service resumes. (A journal
+        whose last line is an intact end record is over: only its tail is read, so a
+        start-up does not read months of games.)"""
+        if not self.games_dir.is_dir():
+            return None
+        for folder in sorted(self.games_dir.iterdir(), reverse=True):
+            journal = folder / JOURNAL
+            if not journal.is_file() or _ends_cleanly(journal):
+                continue
+            entry = GameEntry(folder.name, folder, read_journal(journal))
+            if not entry.finished:
+                return entry
+        return None
 
     def find(self, name: str) -> GameEntry:
         games = self.games()

@@ -112,6 +112,7 @@ def _games(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from board_ctl.archive import ArchiveError
+    from board_ctl.outputs import write_all
 
     archive = _archive(args)
     try:
@@ -124,18 +125,44 @@ def _export(args: argparse.Namespace) -> int:
     except ArchiveError as exc:
         print(f"board-ctl export: {exc}", file=sys.stderr)
         return 2
+    if not games:
+        print(f"board-ctl export: no games in {archive.games_dir}", file=sys.stderr)
+        return 2
+    logs = _sensor_log_paths(args.sensor_log, games) if args.sensor_log else []
+    if isinstance(logs, str):
+        print(f"board-ctl export: {logs}", file=sys.stderr)
+        return 2
     for game in games:
         for problem in game.recovered.problems:
             print(f"board-ctl export: {problem}", file=sys.stderr)
     text = "\n".join(game.pgn_text() for game in games)
+    files = [(path, game.sensor_log_text()) for game, path in logs]
+    if args.pgn not in (None, "-"):
+        files.insert(0, (Path(args.pgn), text))
+    if len(logs) > 1:  # the directory named for them
+        logs[0][1].parent.mkdir(parents=True, exist_ok=True)
+    write_all(files)  # every file whole, or none (an OutputError names the file)
     if args.pgn in (None, "-"):
         sys.stdout.write(text)
     else:
-        Path(args.pgn).write_text(text, encoding="utf-8")
         print(f"{len(games)} game(s) written to {args.pgn}", file=sys.stderr)
-    if args.sensor_log and len(games) == 1:
-        Path(args.sensor_log).write_text(games[0].sensor_log_text(), encoding="utf-8")
+    if logs:
+        where = logs[0][1] if len(logs) == 1 else logs[0][1].parent
+        print(f"{len(logs)} sensor log(s) written to {where}", file=sys.stderr)
     return 0
+
+
+def _sensor_log_paths(target: str, games: list[Any]) -> list[tuple[Any, Path]] | str:
+    """Where each game's sensor log goes: one game, the file named (or GAME.sensor.jsonl
+    in a directory named); several, GAME.sensor.jsonl each in the directory named. A
+    problem as one line instead."""
+    path = Path(target)
+    if len(games) == 1 and not path.is_dir():
+        return [(games[0], path)]
+    if path.exists() and not path.is_dir():
+        return (f"--sensor-log {target}: {len(games)} games are exported, one sensor log "
+                f"each: name a directory (or export one game)")
+    return [(game, path / f"{game.game_id}.sensor.jsonl") for game in games]
 
 
 def _ladder(args: argparse.Namespace) -> int:
@@ -237,7 +264,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     export.add_argument("game", nargs="?", help="a game's id or the start of it (default: all)")
     export.add_argument("--event", help="every game of this Event tag")
     export.add_argument("--pgn", help="write the PGN here (default: standard output)")
-    export.add_argument("--sensor-log", help="also write the game's sensor log here")
+    export.add_argument("--sensor-log", metavar="PATH",
+                        help="also write the game's sensor log here; with several games, "
+                             "a directory: GAME.sensor.jsonl each")
     export.add_argument("--data-dir", help="the data directory (default: {data_dir})")
     export.set_defaults(func=_export)
 

@@ -17,7 +17,7 @@ import pytest
 from board_ctl.core import events as ev
 from board_ctl.core.effects import LedFrame, StatusLights
 from firmware_bridge.link import BoardLink
-from servicekit import child_env
+from servicekit import child_env, wait_until
 from test_emulator import Emulator, read_until, start
 
 
@@ -53,6 +53,12 @@ def finish(emu: Emulator, host: subprocess.Popen[str]) -> tuple[list[str], str]:
     out, err = host.communicate(timeout=30)
     assert host.returncode == 0, err + out
     return out.splitlines(), err
+
+
+def presses_logged(tmp_path: Path) -> int:
+    """Clock presses in the host's sensor log so far."""
+    path = tmp_path / "out.sensor.jsonl"
+    return path.read_text(encoding="utf-8").count('"ev": "clock"') if path.exists() else 0
 
 
 def pgn_moves(path: Path) -> list[str]:
@@ -100,7 +106,9 @@ def test_several_commands_on_one_line(emulators: list[Emulator], tmp_path: Path)
         emu.type("e2e4 clock e7e5 clock g1f3 clock\n")
         frames_until(emu, "black to move")
         emu.type("b8c6 clock\n")
-        frames_until(emu, "white to move")
+        # The host has read the fourth press (a "white to move" frame may still be the
+        # answer to e5's: the frames of one journal commit come together).
+        wait_until(lambda: presses_logged(tmp_path) == 4, timeout=20, what="4 presses")
     finally:
         lines, _ = finish(emu, host)
     assert pgn_moves(tmp_path / "out.pgn") == ["e4", "e5", "Nf3", "Nc6"]

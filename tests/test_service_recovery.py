@@ -368,13 +368,24 @@ ON_THE_BOARD = chess.Board(
     "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4").occupied
 
 
+def power_cut(svc: Service) -> None:
+    """What the end of the process does and nothing more: its files are closed (the data
+    directory's lock with them), nothing is written."""
+    svc._release()
+    if svc.session is not None:
+        svc.session.sensor_log.file.close()
+        if svc.session.journal is not None:
+            svc.session.journal.file.close()
+
+
 def play_half(tmp_path: Path) -> Path:
     svc, _, _ = service(tmp_path)
     feed(svc, [ev.Snapshot(0.5, START), *events(SCHOLARS)])
     assert [m.san for m in svc.session.record.moves] == ["e4", "e5", "Bc4", "Nc6", "Qh5", "Nf6"]
     path = journal_path(tmp_path / "data")
     assert path is not None and not read_journal(path).ended
-    return path  # the service is dropped here: the power went
+    power_cut(svc)
+    return path
 
 
 def finish(svc: Service, board_t: float) -> None:
@@ -419,7 +430,7 @@ def test_thinking_time_before_a_power_cut_is_still_charged(tmp_path: Path) -> No
     assert path is not None
     moves_t = [float(e["t"]) for e in read_journal(path).effects if e["kind"] == "move"]
     assert read_journal(path).last_t - moves_t[0] == pytest.approx(20.0, abs=1.0)
-    svc.session.sensor_log.close()  # the power goes (nothing else is written)
+    power_cut(svc)
 
     svc, _ = timed_service()
     after_e4 = chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
@@ -459,11 +470,15 @@ def test_corrupt_journal_line_is_recovered_up_to_it(tmp_path: Path) -> None:
     # corrupt the line of Black's last press (Nf6 is then not complete in the journal)
     index = max(i for i, line in enumerate(lines) if b'"ev":"clock"' in line)
     lines[index] = lines[index].replace(b'"black"', b'"white"')
-    path.write_bytes(b"".join(lines))
+    damaged = b"".join(lines)
+    path.write_bytes(damaged)
     svc, _, view = service(tmp_path)
     problems = [m for m in view.all_messages if m.startswith("recovery:")]
-    assert len(problems) == 1 and "corrupt" in problems[0], view.all_messages
+    assert len(problems) == 3 and "corrupt" in problems[0], view.all_messages
     assert f"line {index + 1} of {len(lines)}" in problems[0]
+    # the records after it (Nf6's move) need the lost press: not salvaged, but kept
+    assert "do not agree" in problems[1] and ".damaged" in problems[2]
+    assert path.with_name("journal.jsonl.damaged").read_bytes() == damaged
     # the board still shows Nf6 played; the press that completes it comes again
     feed(svc, [ev.Snapshot(0.0, ON_THE_BOARD), *events("Cb", t=0.0)])
     finish(svc, board_t=1.0)

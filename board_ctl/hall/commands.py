@@ -303,10 +303,10 @@ def _carry_out(service: Service, order: Order) -> Outcome:
     session = service.session
     f = order.fields
     if order.verb == "new-game":
-        if session is not None and session.journal is not None:
-            session.journal.write([{"t": round(session.referee.now, 6), "kind": "order",
-                                    "what": "new-game", "fen": f["fen"], "by": order.by,
-                                    "ref": order.key}])
+        if session is not None:
+            service.journal_note({"t": round(session.referee.now, 6), "kind": "order",
+                                  "what": "new-game", "fen": f["fen"], "by": order.by,
+                                  "ref": order.key})
         start = service.start
         fen = f["fen"] or start.fen
         service.handle(NewGame(StartInfo(fen, start.time_control, dict(start.tags)),
@@ -329,9 +329,8 @@ def _carry_out(service: Service, order: Order) -> Outcome:
         code = f["code"]
         if code not in session.referee.alerts:
             raise CommandError(f"no open alert {code!r} in game {game}")
-        if session.journal is not None:
-            session.journal.write([{"t": round(session.referee.now, 6), "kind": "ack",
-                                    "code": code, "by": order.by, "ref": order.key}])
+        service.journal_note({"t": round(session.referee.now, 6), "kind": "ack",
+                              "code": code, "by": order.by, "ref": order.key})
         return Outcome(True, None, game)
     if order.verb == "result":
         service.feed_order(ev.ArbiterResult(0.0, f["result"], f["reason"], order.by,

@@ -36,6 +36,24 @@ DEMO_LOG = "demo-opera-game.jsonl"
 _EXIT_WAIT = 1.0  # s: a link that drops this close to the emulator's exit is its end
 
 
+# The emulator is the very package this service imported, never one found in the working
+# directory: `python -m` would put the working directory first on the child's path, and
+# a planted firmware_bridge/ there (a writable state directory, a downloaded folder)
+# would run. -P keeps it off; our package's own directory is appended (so a checkout
+# that is not installed works too, and nothing on the normal path is shadowed).
+_EMULATOR_BOOT = ("import sys; sys.path.append(sys.argv[1]); "
+                  "from firmware_bridge.emulator import main; sys.exit(main(sys.argv[2:]))")
+
+
+def emulator_command(python: str = sys.executable) -> list[str]:
+    """The command that starts board-emulator from this installation (its arguments
+    follow)."""
+    import firmware_bridge
+
+    root = Path(firmware_bridge.__file__).resolve().parent.parent
+    return [python, "-P", "-c", _EMULATOR_BOOT, str(root)]
+
+
 def demo_log() -> Traversable:
     return importlib.resources.files("board_ctl").joinpath("data", DEMO_LOG)
 
@@ -84,7 +102,7 @@ class EmulatorBoard:
         self._dir = Path(tempfile.mkdtemp(prefix="board-ctl-"))
         link = self._dir / "board"
         self._errors = (self._dir / "emulator.err").open("w+b")
-        cmd = [self.python, "-m", "firmware_bridge.emulator", "--link", str(link),
+        cmd = [*emulator_command(self.python), "--link", str(link),
                "--log", str(log_file), "--speed", f"{self.speed:g}", *self.extra_args]
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,

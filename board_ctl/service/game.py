@@ -16,7 +16,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,10 +23,12 @@ from board_ctl.core import events as ev
 from board_ctl.core.effects import Effect, GameOver, LedFrame
 from board_ctl.core.profiles import Profile
 from board_ctl.core.referee import CLOCK_GRACE
-from board_ctl.journal import JournalWriter, Recovered
+from board_ctl.errors import BoardCtlError
+from board_ctl.journal import JournalError, JournalWriter, Recovered
 from board_ctl.replay import feed_all, new_game
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.sensorwriter import SensorLogWriter
+from board_ctl.storage import write_atomic
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +38,21 @@ class GameFiles:
     sensor: Path  # the raw events (JSON Lines), written as they arrive
     pgn: Path
     report: Path  # the game report (JSON Lines)
+
+    def as_record(self) -> dict[str, str]:
+        """For the journal: a resumed game goes on writing the same files."""
+        return {"pgn": str(self.pgn.absolute()), "report": str(self.report.absolute()),
+                "sensor": str(self.sensor.absolute())}
+
+    @classmethod
+    def from_record(cls, record: dict[str, str]) -> GameFiles | None:
+        if not all(isinstance(record.get(k), str) for k in ("pgn", "report", "sensor")):
+            return None
+        return cls(sensor=Path(record["sensor"]), pgn=Path(record["pgn"]),
+                   report=Path(record["report"]))
+
+    def paths(self) -> tuple[Path, ...]:
+        return (self.pgn, self.report, self.sensor)
 
 
 class OutputNamer:
@@ -48,6 +64,13 @@ class OutputNamer:
         self.directory = directory
         self.pgn = pgn
         self.report = report
+
+    def directories(self) -> list[Path]:
+        """Where the files go (checked at start-up: they must be writable)."""
+        if self.pgn is None:
+            return [self.directory]
+        dirs = [self.pgn.parent] + ([self.report.parent] if self.report is not None else [])
+        return list(dict.fromkeys(d if str(d) else Path(".") for d in dirs))
 
     def files(self, number: int, when: dt.datetime) -> GameFiles:
         if self.pgn is not None:
@@ -147,7 +170,8 @@ class GameSession:
         return effects
 
     def _journal(self, event: ev.Event | None, effects: list[Effect]) -> None:
-        """The event and its effects durably on disk: before anything shows the effects.
+        """Stage the event and its effects for the journal; `commit` makes them durable,
+        before anything shows the effects.
 
         A quiet tick is journaled as the time it marks, at most once a TIME_MARK_EVERY,
         while a clock runs: a player thinking when the power goes is charged his time."""
@@ -162,11 +186,37 @@ class GameSession:
             self.journal.mark_time(now)
             self.marked_t = now
 
-    def end_journal(self) -> None:
-        """The game is over (or the board's log ended): it will not be resumed."""
+    def commit(self) -> None:
+        """Everything staged durably on disk (one fsync); a disk that refuses keeps it
+        waiting, and `storage_errors` says so."""
+        self.sensor_log.file.flush()
+        if self.journal is not None:
+            try:
+                self.journal.commit()
+            except JournalError:
+                pass  # kept in journal.file.error; retried at the next commit
+
+    @property
+    def waiting(self) -> bool:
+        """Records the disk has not taken yet."""
+        return bool(self.sensor_log.file.waiting
+                    or (self.journal is not None and self.journal.waiting))
+
+    def storage_errors(self) -> dict[Path, str]:
+        """The game's files that cannot be written now, with why."""
+        files = [self.sensor_log.file] + ([self.journal.file] if self.journal else [])
+        return {f.path: f.error for f in files if f.error is not None}
+
+    def end_journal(self) -> str | None:
+        """The game is over (or the board's log ended): it will not be resumed. The
+        error, if the journal cannot be written."""
         if self.journal is not None and not self.ended:
-            self.journal.end(max(self.last_t, self.referee.now))
+            try:
+                self.journal.end(max(self.last_t, self.referee.now))
+            except JournalError as exc:
+                return str(exc)
             self.ended = True
+        return None
 
     def finish(self) -> list[Effect]:
         """The board's log ends here (or the service stops): settle what is pending."""
@@ -178,21 +228,25 @@ class GameSession:
         self._journal(None, effects)
         return effects
 
-    def write_outputs(self) -> None:
-        _write_atomic(self.files.pgn, self.record.pgn_text())
-        _write_atomic(self.files.report, "\n".join(self.record.report_lines()) + "\n")
+    def write_outputs(self) -> list[str]:
+        """The PGN and the report, each whole or not at all; what could not be written."""
+        errors = []
+        outputs = [(self.files.pgn, "PGN", self.record.pgn_text),
+                   (self.files.report, "game report",
+                    lambda: "\n".join(self.record.report_lines()) + "\n")]
+        for path, what, text in outputs:
+            try:
+                write_atomic(path, text(), what)
+            except BoardCtlError as exc:
+                errors.append(str(exc))
+            except ValueError as exc:  # a record the writer refuses: the journal has it
+                errors.append(f"cannot write {what} {path}: {exc}")
         self.written = True
         log.info("game %d: PGN %s, report %s, sensor log %s", self.number, self.files.pgn,
                  self.files.report, self.files.sensor)
+        return errors
 
     def close(self) -> None:
         self.sensor_log.close()
         if self.journal is not None:
             self.journal.close()
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

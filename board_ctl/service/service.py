@@ -1,18 +1,25 @@
 """The service loop: one queue, one loop thread.
 
 The board backend's threads only put raw events (and link messages) on the queue; this
-loop takes them one at a time and
+loop takes everything waiting there at once (a batch) and
 
-1. records each raw event in the current game's sensor log (flushed per line),
-2. feeds it to the referee,
-3. sends the resulting LED frame to the board's square LEDs and the Pi's status LEDs
-   and buzzer (first, so nothing delays it),
-4. updates the terminal view, and at the end of a game writes the PGN and the report.
+1. records each raw event in the current game's sensor log (written per line),
+2. feeds it to the referee, staging the event and its effects in the game's journal,
+3. makes the batch durable: one fsync of the journal for the whole batch (group
+   commit: the promise "on disk before shown" holds at the cost of one fsync per batch,
+   not one per raw event),
+4. sends the resulting LED frames to the board's square LEDs and the Pi's status LEDs
+   and buzzer (first, so nothing delays them),
+5. updates the terminal view, and at the end of a game writes the PGN and the report.
 
-With an archive (`board-ctl run --data-dir`), every game also has a folder there and a
-crash-safe journal: each event and its effects are on disk (fsync'd) before the effects
-are shown. At start-up, an unfinished game in the archive (the service was killed, or
-the power went) is resumed from its journal instead of waiting for a new one: its
+With an archive (`board-ctl run --data-dir`; the service locks it), every game also has
+a folder there and a crash-safe journal. A disk that fills up, or a data directory
+deleted during a game, does not stop the game: the operator is told which file and which
+disk (log, view, the status alert LED blinking fast until the next game); what cannot be
+written waits in memory and is written as soon as the disk takes it again; a deleted
+journal is written again from what the service holds. At start-up, an unfinished game
+in the archive (the service was killed, or the power went) is resumed from its journal
+instead of waiting for a new one: its
 referee is rebuilt from the journal's events, its timeline goes on where the journal
 stops (the time away is charged to nobody), and the board's snapshot at connection is
 reconciled by the referee (the LEDs guide the players back to the game's position, and a
@@ -30,10 +37,12 @@ import dataclasses
 import datetime as dt
 import logging
 import queue
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from pathlib import Path
+from typing import Any, cast
 
 import chess
 
@@ -46,14 +55,16 @@ from board_ctl.core.effects import (
     SquareLight,
     StatusLights,
 )
-from board_ctl.archive import JOURNAL, Archive, GameEntry
+from board_ctl.archive import JOURNAL, Archive, DataDirLock, GameEntry
 from board_ctl.core.leds import led_frame
 from board_ctl.core.profiles import PROFILES, Profile
-from board_ctl.journal import JournalWriter
+from board_ctl.errors import BoardCtlError
+from board_ctl.journal import DAMAGED, JournalWriter
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer
 from board_ctl.service.messages import BoardDone, Command, LinkDown, LinkUp, NewGame
+from board_ctl.storage import AppendFile, StorageError, describe, make_directory, unique_name
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
 from board_ctl.service.view import NullView, View, ViewState
@@ -61,6 +72,8 @@ from board_ctl.service.view import NullView, View, ViewState
 log = logging.getLogger(__name__)
 
 POLL = 0.25  # s: the loop wakes at least this often (stop requests, watchdog, timeouts)
+BATCH = 256  # queue items at most in one batch (one fsync): the LEDs never wait long
+STORAGE_CHECK_EVERY = 1.0  # s: files deleted under the service, writes to retry
 
 
 @dataclass(frozen=True)
@@ -119,6 +132,12 @@ class Service:
         self._last_event = 0.0  # wall clock of the last board event (not a Tick)
         self._t = 0.0  # link time of the last item
         self._shown_occupied: chess.Bitboard | None = None
+        # effects fed but not yet shown: they wait for the batch's journal commit
+        self._pending: list[tuple[Sequence[Effect], GameSession]] = []
+        self._lock: DataDirLock | None = None
+        self._storage_errors: dict[Path, str] = {}  # files the disk refuses now
+        self._storage_fault = False  # the alert LED blinks fast until the next game
+        self._next_storage_check = 0.0
 
     # ------------------------------------------------------------------ running
 
@@ -145,8 +164,24 @@ class Service:
         return self.exit_code
 
     def open(self) -> None:
-        self._recover()  # first: the board's first events belong to a resumed game
-        self.board.start(self.queue.put)  # raises BoardCtlError if the board is not there
+        """Take the data directory, check the output directories, resume an unfinished
+        game, connect the board. Raises BoardCtlError (the data directory in use, a
+        directory that cannot be written, no board) having left nothing behind."""
+        if self.archive is not None:
+            self._lock = self.archive.lock()
+        started = False
+        try:
+            self._check_outputs()
+            self.board.start(self.queue.put)  # raises BoardCtlError if the board is not there
+            started = True
+            # Before the loop takes the board's first events (they wait on the queue):
+            # they belong to the resumed game.
+            self._recover()
+        except BaseException:
+            if started:
+                self.board.stop()
+            self._release()
+            raise
         session = self.session
         if session is not None:  # resumed: show the game where it stands until the board
             # reports (its snapshot at connection is reconciled by the referee)
@@ -155,8 +190,21 @@ class Service:
         self._message(f"board: {self.board.description}")
         self.notifier.ready(f"board {self.board.description}")
 
+    def _check_outputs(self) -> None:
+        """Each game's PGN, report and sensor log must be writable where they go: found
+        now, not when the first game starts (and not by leaving a game behind)."""
+        for directory in self.namer.directories():
+            try:
+                make_directory(directory)
+                with tempfile.TemporaryFile(dir=directory):
+                    pass
+            except OSError as exc:
+                raise StorageError(describe(exc, "the games' files in", directory.absolute())
+                                   + " (set [output] dir, or --pgn)") from None
+
     def step(self, timeout: float = POLL) -> bool:
-        """Handle the next queue item (waiting up to `timeout`); False once done."""
+        """Handle everything on the queue (waiting up to `timeout` for the first item),
+        as one batch; False once done."""
         if self._stop_requested and not self._done:
             self._end("stopped")
         if self._done:
@@ -165,8 +213,15 @@ class Service:
             item = self.queue.get(timeout=timeout) if timeout > 0 else self.queue.get_nowait()
         except queue.Empty:
             item = None
-        if item is not None:
-            self.handle(item)
+        taken = 0
+        while item is not None:
+            self._take(item)
+            taken += 1
+            try:
+                item = self.queue.get_nowait() if taken < BATCH else None
+            except queue.Empty:
+                item = None
+        self._flush()
         self._housekeeping()
         return not self._done
 
@@ -178,14 +233,22 @@ class Service:
         self._shutdown()
 
     def handle(self, item: object) -> None:
-        """One queue item (the loop's body; tests may call it directly)."""
+        """One queue item, durable and shown (the loop's body; tests may call it)."""
+        self._take(item)
+        self._flush()
+
+    def _take(self, item: object) -> None:
+        """One queue item: fed, staged in the journal; its effects wait for `_flush`."""
         if isinstance(item, (LinkDown, LinkUp, BoardDone)):
+            self._flush()
             self._board_message(item)
             return
         if isinstance(item, NewGame):
+            self._flush()
             self._new_game(item)
             return
         if isinstance(item, Command):
+            self._flush()  # what came before it is durable and shown first
             item.run(self)
             return
         event = cast(ev.Event, item)
@@ -196,6 +259,7 @@ class Service:
         self._t = event.t
         session = self.session
         if session is not None and session.over and not tick and self._set_up_again():
+            self._flush()
             self._close_session()
             session = None
         if session is None:
@@ -205,10 +269,38 @@ class Service:
                 self._setup_guidance(event.t)
             return
         effects = session.feed(event)
-        if effects:
-            self._apply(effects, session)
-        elif session.referee.occupied != self._shown_occupied:
-            self._publish(())  # a piece lifted or put down: the view shows it
+        if effects or session.referee.occupied != self._shown_occupied:
+            self._pending.append((effects, session))  # a piece lifted or put down: shown
+
+    def _flush(self) -> None:
+        """The batch on disk (one journal fsync), then shown: LED frames first."""
+        pending, self._pending = self._pending, []
+        sessions = {id(s): s for _, s in pending}
+        if self.session is not None and self.session.waiting:  # events with no effect yet
+            sessions[id(self.session)] = self.session
+        for session in sessions.values():
+            self._commit(session)
+        for effects, _ in pending:
+            for effect in effects:
+                if isinstance(effect, LedFrame):
+                    self._send_frame(effect)  # first: this is the latency that matters
+        for effects, session in pending:
+            was_over = self._over_since is not None
+            self._publish(effects)
+            if session.over and not was_over and session is self.session:
+                self._game_over(session)
+
+    def journal_note(self, record: dict[str, Any]) -> bool:
+        """A record of who did what to the current game (an arbiter's order, an alert
+        acknowledged) into its journal, durable before this returns when the disk takes
+        it; a disk that refuses it keeps it waiting and is said, as for any event. False
+        when there is no game, or no journal."""
+        session = self.session
+        if session is None or session.journal is None:
+            return False
+        session.journal.stage([record])
+        self._commit(session)
+        return True
 
     def feed_order(self, event: ev.Event) -> bool:
         """An arbiter's order (ev.ARBITER_EVENTS) into the game at the board now: journaled,
@@ -218,9 +310,10 @@ class Service:
         if session is None:
             return False
         was_over = session.over
-        self._apply(session.feed(dataclasses.replace(event, t=self._t)), session)
+        self._pending.append((session.feed(dataclasses.replace(event, t=self._t)), session))
+        self._flush()
         if was_over:
-            session.write_outputs()  # a result or tags corrected after the end
+            self._write_outputs(session)  # a result or tags corrected after the end
         return True
 
     # ------------------------------------------------------------------ games
@@ -242,17 +335,20 @@ class Service:
         now = dt.datetime.now()
         files = self.namer.files(number, now)
         game_id, journal = "", None
-        if self.archive is not None:
-            game_id, journal = self.archive.new_game(self.start, now, self.profile.name)
+        if self.archive is not None:  # made on disk at the first commit, with the game
+            game_id, journal = self.archive.new_game(self.start, now, self.profile.name,
+                                                     files.as_record(), commit=False)
         session = GameSession(number, self.start, self.profile, files, t0=t, journal=journal,
                               game_id=game_id)
         self.session = self.last_session = session
         self.games.append(files)
         self._over_since = None
+        self._storage_fault = False
+        self._storage_errors = {}
         where = f"; archived as {game_id}" if game_id else ""
         self._message(f"game {number} started; sensor log {files.sensor}{where}")
         self.notifier.status(f"game {number} playing")
-        self._apply(session.begin(), session)
+        self._pending.append((session.begin(), session))
 
     def _new_game(self, command: NewGame) -> None:
         """End the game in progress (unfinished, archived as such) and wait for the board
@@ -265,6 +361,7 @@ class Service:
             self.expected = chess.Board(command.start.fen).occupied
         if self.occupied == self.expected:
             self._begin_game(self._t)
+            self._flush()
         else:
             self._setup_guidance(self._t)
         self._publish(())
@@ -280,25 +377,49 @@ class Service:
         for problem in recovered.problems:
             self._message(f"recovery: {problem}")
         journal_path = entry.folder / JOURNAL
-        if recovered.intact_lines == 0:  # not even its start line: nothing to resume
-            damaged = journal_path.with_name(JOURNAL + ".damaged")
+        if recovered.intact_lines == 0 and not recovered.records:  # not even its start
+            damaged = unique_name(journal_path, DAMAGED)
             journal_path.replace(damaged)
             self._message(f"recovery: nothing in {journal_path} could be recovered; kept as "
                           f"{damaged.name}, and a new game starts when the board is set up")
             return
         profile = PROFILES.get(recovered.profile, self.profile)
-        files = self.namer.files(1, dt.datetime.now())
+        files = self._resumed_files(entry)
         journal = JournalWriter.resume(journal_path, recovered, recovered.last_t)
+        if recovered.damaged:
+            self._message(f"recovery: the damaged journal is kept as "
+                          f"{journal_path.name}{DAMAGED} (or a numbered copy) beside the "
+                          f"rewritten one")
+        if GameFiles.from_record(recovered.files) != files:
+            journal.files(files.as_record())
         session = GameSession(1, recovered.start, profile, files, t0=None, journal=journal,
                               recovered=recovered, game_id=entry.game_id)
         self.session = self.last_session = session
         self.games.append(files)
         self._message(self._recovered_text(entry, session))
         self.notifier.status(f"game {entry.game_id} resumed")
+        self._commit(session)
         if session.over:  # over in its events, but its end never made it to the journal
             self._over_since = self._clock()
-            session.write_outputs()
-            session.end_journal()
+            self._write_outputs(session)
+            self._end_journal(session)
+
+    def _resumed_files(self, entry: GameEntry) -> GameFiles:
+        """A resumed game goes on in the files it had (its partial PGN is replaced by the
+        whole game, not left beside it), unless --pgn names others: then its earlier,
+        partial files are removed (the journal has the whole game)."""
+        before = GameFiles.from_record(entry.recovered.files)
+        if before is not None and self.namer.pgn is None:
+            return before
+        files = self.namer.files(1, dt.datetime.now())
+        if before is not None and before != files:
+            old = [p for p in before.paths() if p.exists() and p not in files.paths()]
+            for path in old:
+                path.unlink(missing_ok=True)
+            if old:
+                self._message(f"game {entry.game_id} goes on in {files.pgn}: its earlier "
+                              f"partial files are removed ({', '.join(map(str, old))})")
+        return files
 
     @staticmethod
     def _recovered_text(entry: GameEntry, session: GameSession) -> str:
@@ -324,18 +445,10 @@ class Service:
             self._send_frame(frame)
             self._publish([frame])
 
-    def _apply(self, effects: Sequence[Effect], session: GameSession) -> None:
-        if not effects:
-            return
-        for effect in effects:
-            if isinstance(effect, LedFrame):
-                self._send_frame(effect)  # first: this is the latency that matters
-        was_over = self._over_since is not None
-        self._publish(effects)
-        if session.over and not was_over:
-            self._game_over(session)
-
     def _send_frame(self, frame: LedFrame) -> None:
+        if self._storage_fault:  # the status alert LED says: look at the log
+            frame = dataclasses.replace(
+                frame, status=dataclasses.replace(frame.status, alert=Blink.FAST))
         self.frame = frame
         self.board.send_leds(frame)
         if self.status is not None:
@@ -345,8 +458,8 @@ class Service:
         self._over_since = self._clock()
         result = session.result
         assert result is not None
-        session.write_outputs()
-        session.end_journal()
+        self._write_outputs(session)
+        self._end_journal(session)
         self._message(f"game {session.number}: {result.result} ({result.termination}); "
                       f"PGN {session.files.pgn}")
         self.notifier.status(f"game {session.number} over: {result.result}")
@@ -354,23 +467,120 @@ class Service:
             self._message("set the pieces up again for a new game")
 
     def _close_session(self, ended: bool = True) -> None:
-        """Finish the game in progress. `ended`: it is over for good (a journal not ended
-        stays unfinished in the archive, and the next start resumes it)."""
+        """Finish the game in progress. `ended`: it is over for good. A game stopped
+        with the service (`ended` False) stays unfinished in the archive, and the next
+        start resumes it: nothing is settled or guessed now (a piece in hand stays in
+        hand), and its PGN so far has the moves completed."""
         session = self.session
         if session is None:
             return
+        self._flush()
+        resumable = not ended and not session.over and session.journal is not None
         if not session.written:
-            self._apply(session.finish(), session)
+            if not resumable:
+                self._pending.append((session.finish(), session))
+                self._flush()
             if not session.written:
-                session.write_outputs()
-                self._message(f"game {session.number} ended unfinished; PGN {session.files.pgn}")
-        if ended or session.over:
-            session.end_journal()
-        elif session.journal is not None:
+                self._write_outputs(session)
+                state = "stopped in progress" if resumable else "ended unfinished"
+                self._message(f"game {session.number} {state}; PGN {session.files.pgn}")
+        if resumable:
+            self._commit(session)
             self._message(f"game {session.game_id} is not over: it stays unfinished in the "
                           f"archive and is resumed at the next start")
+        else:
+            self._end_journal(session)
         session.close()
         self.session = None
+
+    # ------------------------------------------------------------------ storage
+
+    def _commit(self, session: GameSession) -> None:
+        session.commit()
+        self._storage_report(session)
+
+    def _write_outputs(self, session: GameSession) -> None:
+        for error in session.write_outputs():
+            self._alarm(f"{error}; the game is in its journal: `board-ctl export "
+                        f"{session.game_id or 'GAME'}` writes it later"
+                        if session.journal is not None else error)
+
+    def _end_journal(self, session: GameSession) -> None:
+        error = session.end_journal()
+        if error is not None:
+            self._alarm(f"{error}; the game's end is not journaled (a restart would "
+                        f"resume it)")
+        self._storage_report(session)
+
+    def _storage_report(self, session: GameSession) -> None:
+        """Say when a file of the game starts or stops being refused by its disk."""
+        now = session.storage_errors()
+        for path, error in now.items():
+            if path not in self._storage_errors:
+                self._alarm(f"{error}; the game goes on and nothing is lost while the "
+                            f"service runs: what cannot be written waits in memory")
+        for path in self._storage_errors.keys() - now.keys():
+            self._message(f"{path} is written again: everything that waited is on disk")
+        self._storage_errors = now
+
+    def _check_storage(self) -> None:
+        """Once a second: the game's files still where they were (a data directory
+        deleted during the game is made again, with everything so far), and writes the
+        disk refused tried again."""
+        now = self._clock()
+        if now < self._next_storage_check:
+            return
+        self._next_storage_check = now + STORAGE_CHECK_EVERY
+        session = self.session
+        if self._lock is not None and self._lock.missing():
+            try:
+                self._lock.acquire()
+            except BoardCtlError as exc:
+                self._alarm(f"the data directory {self._lock.root} was deleted and cannot be "
+                            f"taken again: {exc}")
+            else:
+                self._alarm(f"the data directory {self._lock.root} was deleted during the "
+                            f"game; made again")
+        if session is None:
+            return
+        files: list[AppendFile] = [session.sensor_log.file]
+        if session.journal is not None:
+            files.append(session.journal.file)
+        for file in files:
+            why = file.missing()
+            if why is None:
+                continue
+            try:
+                file.restore()
+            except StorageError as exc:
+                self._alarm(f"the {file.what} {file.path} was {why} during the game and "
+                            f"cannot be written again: {exc}")
+            else:
+                self._alarm(f"the {file.what} {file.path} was {why} during the game: "
+                            f"written again with everything so far ({file.size} bytes)")
+        if session.waiting:
+            self._commit(session)
+
+    def _alarm(self, text: str) -> None:
+        """A storage problem: shown (or, with no view, logged as an error: the operator
+        must be told), and the alert LED blinks fast."""
+        if isinstance(self.view, NullView):
+            log.error("%s", text)
+        else:
+            log.info("%s", text)
+        self.view.message(text)
+        for observer in self.observers:
+            observer.message(text)
+        self.notifier.status(text[:200])
+        if not self._storage_fault:
+            self._storage_fault = True
+            if self.frame is not None:
+                self._send_frame(self.frame)
+
+    def _release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     # ------------------------------------------------------------------ the board
 
@@ -392,7 +602,9 @@ class Service:
         else:
             session = self.session
             if session is not None and not session.finished:
-                self._apply(session.finish(), session)  # the log ends here, as in a replay
+                # the log ends here, as in a replay
+                self._pending.append((session.finish(), session))
+                self._flush()
             self._message(item.detail)
             if not item.ok:
                 self.exit_code = 1
@@ -402,6 +614,7 @@ class Service:
 
     def _housekeeping(self) -> None:
         self.notifier.pet()
+        self._check_storage()
         if not self.options.once or self._done:
             return
         now = self._clock()
@@ -428,6 +641,7 @@ class Service:
                 self.status.close()
             for observer in self.observers:
                 observer.close()
+            self._release()
         if not self.games and self.options.once and self.exit_code == 0 and \
                 not self._stop_requested:
             self.exit_code = 1
