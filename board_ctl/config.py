@@ -26,6 +26,8 @@ from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import ConfigError
 
 BACKENDS = ("serial", "gpio", "emulator")
+ENGINE_SIDES = ("white", "black", "random")
+PLAYERS = ("random", "engine")
 VIEWS = ("auto", "rich", "plain", "none")
 MAX_BCM_PIN = 27  # GPIO0-27 on the 40-pin header
 
@@ -61,6 +63,10 @@ class SerialConfig:
 class EmulatorConfig:
     log: str = ""  # empty: the built-in demo game
     speed: float = field(default=4.0, metadata=_range(0.01, 1000.0))
+    # With [opponent]: how the emulator chooses the person's moves (random legal moves,
+    # or the engine at its weakest) and the seed of its choices and hands ("": random).
+    player: str = field(default="random", metadata=_choices(*PLAYERS))
+    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -78,6 +84,8 @@ class ButtonPins:
     resign_white: int | None = _pin()
     resign_black: int | None = _pin()
     arbiter: int | None = _pin()
+    takeback: int | None = _pin()
+    hint: int | None = _pin()
 
 
 @dataclass(frozen=True)
@@ -141,6 +149,18 @@ class DisplayConfig:
 
 
 @dataclass(frozen=True)
+class OpponentConfig:
+    """A computer as one of the players (board-ctl run --opponent)."""
+
+    engine: str = ""  # "": two players at the board; else a UCI engine's name or path
+    side: str = field(default="black", metadata=_choices(*ENGINE_SIDES))  # the engine's
+    level: int | None = field(default=None, metadata=_range(0, 20))  # UCI Skill Level
+    elo: int | None = field(default=None, metadata=_range(100, 4000))  # UCI_Elo
+    movetime: float | None = field(default=None, metadata=_range(0.01, 3600.0))  # s a move
+    book: str = ""  # a Polyglot opening book
+
+
+@dataclass(frozen=True)
 class Config:
     board: BoardConfig = field(default_factory=BoardConfig)
     serial: SerialConfig = field(default_factory=SerialConfig)
@@ -150,6 +170,7 @@ class Config:
     game: GameConfig = field(default_factory=GameConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
+    opponent: OpponentConfig = field(default_factory=OpponentConfig)
     source: str = field(default="", metadata={"internal": True})  # the file it came from
 
     def with_overrides(self, **sections: Mapping[str, Any]) -> Config:
@@ -286,6 +307,14 @@ def _check_cross(config: Config) -> None:
             TimeControl.parse(config.game.time_control)
         except ValueError as exc:
             raise ConfigError(f"game.time_control: {exc}") from None
+    opponent = config.opponent
+    if opponent.engine and opponent.level is not None and opponent.elo is not None:
+        raise ConfigError("opponent.level and opponent.elo both set: choose one")
+    if opponent.engine and config.board.backend == "emulator" and config.emulator.log:
+        raise ConfigError("emulator.log with opponent.engine: the emulator plays the "
+                          "person's side itself; leave emulator.log empty")
+    if opponent.book and not Path(opponent.book).expanduser().is_file():
+        raise ConfigError(f"opponent.book: no such file {opponent.book}")
     used: dict[int, str] = {}
     for name, pin in pin_assignments(config):
         if pin in used:

@@ -33,6 +33,7 @@ class StartInfo:
     fen: str = chess.STARTING_FEN
     time_control: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
+    remote: chess.Color | None = None  # the side a computer plays (None: both at the board)
     # What was wrong with the line and left out (the rest of it still counts).
     problems: tuple[str, ...] = field(default=(), compare=False)
 
@@ -90,7 +91,12 @@ def _start(obj: dict[str, Any]) -> StartInfo:
                             "without double quotes")
         else:
             good[name] = value
-    return StartInfo(fen=board.fen(), time_control=tc, tags=good, problems=tuple(problems))
+    remote = obj.get("remote")
+    if remote is not None and remote not in SIDES:
+        problems.append(f"'remote' must be \"white\" or \"black\", not {remote!r}; left out")
+        remote = None
+    return StartInfo(fen=board.fen(), time_control=tc, tags=good,
+                     remote=None if remote is None else SIDES[remote], problems=tuple(problems))
 
 
 def _snapshot(obj: dict[str, Any], t: float) -> ev.Snapshot:
@@ -115,6 +121,19 @@ def _clock(obj: dict[str, Any], t: float) -> ev.ClockPressed:
     return ev.ClockPressed(t, side, (float(values[0]), float(values[1])))  # type: ignore[arg-type]
 
 
+def _uci(obj: dict[str, Any]) -> chess.Move:
+    text = obj.get("uci")
+    try:
+        if not isinstance(text, str):
+            raise ValueError
+        move = chess.Move.from_uci(text)
+    except ValueError:
+        raise ValueError(f"'uci' must be a move such as \"e7e5\", not {text!r}") from None
+    if not move:
+        raise ValueError("'uci' must be a move, not the null move")
+    return move
+
+
 _PARSERS: dict[str, Callable[[dict[str, Any], float], ev.Event]] = {
     "lift": lambda o, t: ev.Lifted(t, _square(o)),
     "place": lambda o, t: ev.Placed(t, _square(o)),
@@ -124,6 +143,11 @@ _PARSERS: dict[str, Callable[[dict[str, Any], float], ev.Event]] = {
     "draw-accept": lambda o, t: ev.DrawAccepted(t, _side(o)),
     "claim": lambda o, t: ev.DrawClaimed(t, _side(o)),
     "snapshot": _snapshot,
+    # The remote side (a computer) and the buttons for playing it.
+    "opponent-move": lambda o, t: ev.OpponentMoved(t, _uci(o)),
+    "hint": lambda o, t: ev.HintAsked(t),
+    "hint-move": lambda o, t: ev.HintGiven(t, _uci(o)),
+    "takeback": lambda o, t: ev.TakebackAsked(t),
 }
 
 
@@ -231,6 +255,14 @@ def event_to_json(event: ev.Event) -> dict[str, Any]:
         case ev.Snapshot(occupied=bits):
             return {"t": t, "ev": "snapshot",
                     "occupied": [chess.square_name(s) for s in chess.scan_forward(bits)]}
+        case ev.OpponentMoved(move=move):
+            return {"t": t, "ev": "opponent-move", "uci": move.uci()}
+        case ev.HintAsked():
+            return {"t": t, "ev": "hint"}
+        case ev.HintGiven(move=move):
+            return {"t": t, "ev": "hint-move", "uci": move.uci()}
+        case ev.TakebackAsked():
+            return {"t": t, "ev": "takeback"}
     raise TypeError(f"not a sensor-log event: {event!r}")
 
 
@@ -240,6 +272,8 @@ def start_to_json(start: StartInfo) -> dict[str, Any]:
         obj["time_control"] = start.time_control
     if start.tags:
         obj["tags"] = start.tags
+    if start.remote is not None:
+        obj["remote"] = SIDE_NAMES[start.remote]
     return obj
 
 

@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 EMULATOR_FIRMWARE = "emulator 0.1.0"
 _BUTTONS: dict[type, int] = {ev.Resigned: P.RESIGN, ev.DrawOffered: P.DRAW_OFFER,
             ev.DrawAccepted: P.DRAW_ACCEPT, ev.DrawClaimed: P.CLAIM}
+_UNSIDED: dict[type, int] = {ev.TakebackAsked: P.TAKEBACK, ev.HintAsked: P.HINT}
 _PROMOTIONS = {chess.QUEEN: P.PROMOTE_Q, chess.ROOK: P.PROMOTE_R,
                chess.BISHOP: P.PROMOTE_B, chess.KNIGHT: P.PROMOTE_N}
 
@@ -191,6 +192,8 @@ class Emulator:
             self.send(P.BUTTON, _PROMOTIONS[event.piece], P.NO_SIDE, ms)
         elif isinstance(event, (ev.Resigned, ev.DrawOffered, ev.DrawAccepted, ev.DrawClaimed)):
             self.send(P.BUTTON, _BUTTONS[type(event)], P.WHITE if event.side else P.BLACK, ms)
+        elif type(event) in _UNSIDED:
+            self.send(P.BUTTON, _UNSIDED[type(event)], P.NO_SIDE, ms)
         elif isinstance(event, ev.Snapshot):  # the log's board reconnected here
             self.occupied = event.occupied
             self.send(P.SNAPSHOT, self.occupied, ms, P.ON_CONNECT)
@@ -405,6 +408,9 @@ class Emulator:
                     self.emit(kinds[word](0.0, arg in ("w", "white")), now)
                 elif word == "arbiter":
                     self.send(P.BUTTON, P.ARBITER, P.NO_SIDE, self.ms(now))
+                elif word in ("takeback", "hint"):
+                    self.emit(ev.TakebackAsked(0.0) if word == "takeback" else ev.HintAsked(0.0),
+                              now)
                 elif word == "garbage":
                     i += 1
                     n = int(arg) if arg.isdigit() else 16
@@ -440,7 +446,7 @@ e2e4      lift e2 and place on e4 (lifting a piece on e4 first: a capture)
 clock     press the clock of the side to move; w / b press white's / black's
 promote n set the promotion selector (q, r, b, n)
 resign w  | offer w | accept b | claim w   (w or b)
-arbiter   the arbiter button
+arbiter   the arbiter button;  takeback  |  hint   (against a computer)
 snapshot  send a snapshot;  board  show the board;  garbage 20  send line noise
 quit"""
 

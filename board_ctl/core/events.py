@@ -83,6 +83,37 @@ class Snapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class OpponentMoved:
+    """The remote side (a computer) chose `move`: it is the game's from now on, and the
+    person at the board is shown it to make for it."""
+
+    t: float
+    move: chess.Move
+
+
+@dataclass(frozen=True, slots=True)
+class HintAsked:
+    """The hint button: the person would like the remote side's suggestion."""
+
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class HintGiven:
+    """The remote side's suggestion for the person's move, to be lit for him."""
+
+    t: float
+    move: chess.Move
+
+
+@dataclass(frozen=True, slots=True)
+class TakebackAsked:
+    """The takeback button: the last full move is to be taken back (casual)."""
+
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
 class Tick:
     """Time passes with nothing reported (lets timers fire in a live service)."""
 
@@ -91,5 +122,6 @@ class Tick:
 
 Event = (
     Lifted | Placed | ClockPressed | PromotionChosen | Resigned | DrawOffered
-    | DrawAccepted | DrawClaimed | Snapshot | Tick
+    | DrawAccepted | DrawClaimed | Snapshot | OpponentMoved | HintAsked | HintGiven
+    | TakebackAsked | Tick
 )

@@ -17,13 +17,14 @@ P = protocol
 DEFAULT_CONFIG = {
     "rows": (0, 1, 2, 3, 4, 5, 6, 7),  # ranks 1-8, open-drain
     "cols": (8, 9, 10, 11, 12, 13, 14, 15),  # files a-h, pull-ups
-    # The 13 buttons do not fit on the Pico's pins one by one, so they sit on two
+    # The 15 buttons do not fit on the Pico's pins one by one, so they sit on two
     # extra matrix rows sharing the 8 columns: (key row, column, code, side).
     "key_rows": (16, 17),
     "keys": (
         (0, 0, P.PROMOTE_Q, P.NO_SIDE), (0, 1, P.PROMOTE_R, P.NO_SIDE),
         (0, 2, P.PROMOTE_B, P.NO_SIDE), (0, 3, P.PROMOTE_N, P.NO_SIDE),
-        (0, 4, P.ARBITER, P.NO_SIDE),
+        (0, 4, P.ARBITER, P.NO_SIDE), (0, 5, P.TAKEBACK, P.NO_SIDE),
+        (0, 6, P.HINT, P.NO_SIDE),
         (1, 0, P.DRAW_OFFER, P.WHITE), (1, 1, P.DRAW_ACCEPT, P.WHITE),
         (1, 2, P.CLAIM, P.WHITE), (1, 3, P.RESIGN, P.WHITE),
         (1, 4, P.DRAW_OFFER, P.BLACK), (1, 5, P.DRAW_ACCEPT, P.BLACK),
