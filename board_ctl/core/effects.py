@@ -122,4 +122,12 @@ class GameOver:
     termination: str  # "checkmate", "stalemate", ... (see the sensor-log spec)
 
 
-Effect = MoveMade | Alert | AlertCleared | LedFrame | Penalty | Note | GameOver
+@dataclass(frozen=True, slots=True)
+class TakenBack:
+    """The last `plies` moves were taken back (a takeback against a computer)."""
+
+    t: float
+    plies: int
+
+
+Effect = MoveMade | Alert | AlertCleared | LedFrame | Penalty | Note | GameOver | TakenBack

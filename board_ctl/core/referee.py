@@ -41,9 +41,11 @@ from board_ctl.core.effects import (
     MoveMade,
     Note,
     Penalty,
+    TakenBack,
 )
 from board_ctl.core.leds import LedView, led_frame
 from board_ctl.core.profiles import PROFILES, Profile
+from board_ctl.core.remote import Execution, RemoteState, plies_to_take_back
 from board_ctl.core.shapes import Shape, shape_of
 from board_ctl.core.timecontrol import TimeControl
 
@@ -236,8 +238,10 @@ class Referee:
         profile: Profile = PROFILES["fide"],
         settle: float = DEFAULT_SETTLE,
         time_control: TimeControl | None = None,
+        remote: chess.Color | None = None,
     ) -> None:
         self.profile = profile
+        self.remote = RemoteState(side=remote)  # a side played from elsewhere (a computer)
         self.board = chess.Board(fen)
         # The service keeps time from lever presses; the game (and the clock of the side
         # to move) starts at t = 0. Untimed games still measure each move's time.
@@ -318,7 +322,7 @@ class Referee:
         flag = self.clock.flag_time() if self.result is None else None
         if (not self.debouncer.pending and self._clock_decision is None
                 and self._unexplained_since is None and self.turn.match is None
-                and (flag is None or flag > t)):
+                and (flag is None or flag > t) and not self._remote_due()):
             self.now = max(self.now, t)  # nothing can be due: the common case, made cheap
             return
         while True:
@@ -337,6 +341,7 @@ class Referee:
                 flag = self.clock.flag_time() if self._clock_decision is None else None
                 if flag is not None:  # (a press under judgement stopped the clock)
                     due.append((flag, self._flag))
+                due += self._remote_due()
             if not due:
                 break
             when, fire = min(due, key=lambda item: item[0])
@@ -362,6 +367,8 @@ class Referee:
         if len(recent) > CHATTER_TOGGLES:
             self._sensor_fault(t, square, f"switched {len(recent)} times in "
                                           f"{CHATTER_WINDOW:.0f} s")
+            return
+        if self.remote.side is not None and self._remote_raw(t, square, placed):
             return
         turn = self.turn
         self._last_raw = t
@@ -416,6 +423,14 @@ class Referee:
                 self._accept_draw(t, side)
             case ev.DrawClaimed(t, side):
                 self._claim(t, side)
+            case ev.OpponentMoved(t, move):
+                self._opponent_moved(t, move)
+            case ev.HintAsked(t):
+                self._hint_asked()
+            case ev.HintGiven(t, move):
+                self._hint_given(move)
+            case ev.TakebackAsked(t):
+                self._takeback(t)
             case ev.Tick():
                 pass
 
@@ -426,6 +441,8 @@ class Referee:
         self.sensed = occupied
         self.occupied = self._reading()
         self._dirty = True
+        if self._remote_settled(t):
+            return
         position = self.turn.position
         # (a move seen only as a lift is no explanation: a capture's bare lift looks like it)
         explained = (self.occupied == position.occupied or position.full(self.occupied)
@@ -502,6 +519,8 @@ class Referee:
         self.sensed = self.sensed | bit if change.occupied else self.sensed & ~bit
         self.occupied = self._reading()
         self._dirty = True
+        if self._remote_settled(change.t):
+            return
         turn = self.turn
         if not change.occupied and turn.position.occupied & bit:
             if all(sq != change.square for _, sq in turn.touched):
@@ -511,6 +530,7 @@ class Referee:
             self._explain(change.t)
         finally:
             self._changing = None
+        self._remote_observe(change.t)
         match = self.turn.match
         if (self._clock_decision is not None and self.result is None and match is not None
                 and self.turn.ambiguous is None and self._placed(match)):
@@ -582,6 +602,9 @@ class Referee:
         return next(iter(found.items())) if len(found) == 1 else None
 
     def _explain(self, t: float) -> None:
+        if self.remote.side is not None and self.remote.busy(self.board):
+            self._remote_wait(t)
+            return
         turn, occupied = self.turn, self.occupied
         position = turn.position
         if turn.ambiguous is not None:
@@ -845,7 +868,8 @@ class Referee:
         """An opponent's piece lifted and put back before the mismatch alert: touched out of turn."""
         board = self.turn.position.board
         touched = [sq for sq in self._unexplained_lifts if board.color_at(sq) == (not board.turn)]
-        if touched and self.occupied & chess.BB_SQUARES[touched[0]]:
+        if touched and self.occupied & chess.BB_SQUARES[touched[0]] \
+                and self.remote.side != (not board.turn):  # the remote side touches nothing
             side = not board.turn
             self._alert(t, "wrong-side", side, tuple(touched),
                         f"{_NAMES[side]} lifted a piece on {_NAMES[board.turn]}'s turn")
@@ -873,6 +897,8 @@ class Referee:
     def _clock(self, t: float, side: chess.Color,
                times: tuple[float, float] | None = None) -> None:
         self._clock_in_use = True
+        if self.remote.side is not None and self.remote.busy(self.board):
+            return  # the board lags the game: no move of the person's stands to complete
         if side != self.board.turn and self.turn.ambiguous is not None:
             # The opponent completes his reply while the capture is undecided: decide it,
             # then read his reply in the position it answers.
@@ -954,7 +980,8 @@ class Referee:
         if turn.match is not None:
             self._complete_match(when)
         elif self.occupied == turn.position.occupied:
-            if self.profile.clock_without_move_is_illegal:
+            if self.profile.clock_without_move_is_illegal and self.remote.side is None:
+                # (against a computer a press without a move wrongs nobody: it does nothing)
                 self._illegal(pressed, "clock-no-move", (),
                               "the clock was pressed without a move (FIDE 7.5.3)")
             else:
@@ -1138,7 +1165,8 @@ class Referee:
         own = [(when, sq) for when, sq in touched
                if board.color_at(sq) == mover and position.movable(sq)]
         enemy = [(when, sq) for when, sq in touched
-                 if board.color_at(sq) == (not mover) and position.capturable(sq)]
+                 if board.color_at(sq) == (not mover) and position.capturable(sq)
+                 and self.remote.side is None]  # the person also handles the computer's pieces
         if turn.must_move is not None and position.movable(turn.must_move):
             own.insert(0, (float("-inf"), turn.must_move))
         moved_from = shape.moved_from
@@ -1475,6 +1503,149 @@ class Referee:
         self._clock_decision = None
         self._out.append(self.result)
 
+    # ------------------------------------------------------------------ the remote side
+
+    def _opponent_moved(self, t: float, move: chess.Move) -> None:
+        """The remote side's move: the game's at once (its clock stops), then made on the
+        board by the person, who is shown it (board_ctl.core.remote)."""
+        remote, board = self.remote, self.board
+        if (remote.side is None or board.turn != remote.side or remote.execution is not None
+                or move not in board.legal_moves):
+            return  # not its turn, or not a move: nothing it did not choose is recorded
+        before = board.copy(stack=False)
+        self._clock_decision = None
+        self.turn = _Turn(self.turn.position, self.turn.started)  # the person's touches
+        # while it thought are not its own
+        self._push(shape_of(board, move), t)
+        remote.history.append(move)
+        remote.hint, remote.hint_wanted = None, False
+        remote.execution = Execution.of_move(before, move, t, board.occupied)
+        self._dirty = True
+        self._remote_settled(t)
+
+    def _remote_raw(self, t: float, square: chess.Square, placed: bool) -> bool:
+        """A raw change while the board lags the game or the remote side is to move: only
+        the hands' evidence and the debouncer see it. True when it is handled here."""
+        remote, board = self.remote, self.board
+        execution = remote.execution
+        if execution is not None:
+            if (not placed and execution.move is not None and self.occupied == execution.target
+                    and board.color_at(square) == board.turn):
+                self._executed(t)  # he lifts a piece of his own: his turn has begun
+            else:
+                execution.raw(t, square, placed)
+        if not remote.busy(board):
+            return False
+        self._last_raw = t
+        self.debouncer.toggle(t, square, placed)
+        return True
+
+    def _remote_settled(self, t: float) -> bool:
+        """A settled change (or a scan): True when the board is not the person's to play
+        on, so nothing is judged; the remote side's move is done once the board shows it."""
+        remote = self.remote
+        if remote.side is None:
+            return False
+        remote.hint = None  # a hint is lit until the board changes
+        execution = remote.execution
+        if execution is not None:
+            execution.settled(t, self.occupied)
+            if execution.proven:
+                self._executed(t)
+                return True
+        if remote.busy(self.board):
+            self._remote_wait(t)
+            return True
+        return False
+
+    def _remote_wait(self, t: float) -> None:
+        """While the board is not the person's to play on, no mismatch is pending."""
+        self._unexplained_since = None
+        self._unexplained_lifts = set()
+        self._clear(t, "position-mismatch")
+
+    def _executed(self, t: float) -> None:
+        """The board shows the game again: the person's turn starts now."""
+        self.remote.execution = None
+        self.turn = _Turn(self.turn.position, t)
+        self._dirty = True
+
+    def _remote_observe(self, t: float) -> None:
+        """Note when the person's move standing on the board last (re)appeared."""
+        remote, match = self.remote, self.turn.match
+        if remote.side is not None and match is not remote.standing:
+            remote.standing, remote.standing_since = match, t
+
+    def _remote_due(self) -> list[tuple[float, Callable[[float], None]]]:
+        remote = self.remote
+        if remote.side is None or self.result is not None:
+            return []
+        due: list[tuple[float, Callable[[float], None]]] = []
+        execution = remote.execution
+        if execution is not None:
+            deadline = execution.deadline()
+            if deadline is not None:
+                due.append((deadline, self._hold_over))
+            return due
+        self._remote_observe(self.now)
+        match = self.turn.match
+        if (match is not None and not self._clock_in_use and self.board.turn != remote.side
+                and self._clock_decision is None and self.turn.ambiguous is None
+                and self._placed(match)):
+            # No clock: a legal move released (FIDE 4.7) is complete, as the remote side
+            # cannot start its reply on the board.
+            due.append((remote.standing_since + RELEASED_AFTER, self._released))
+        return due
+
+    def _hold_over(self, when: float) -> None:
+        execution = self.remote.execution
+        if execution is not None and self.occupied == execution.target:
+            self._executed(when)
+        elif execution is not None:
+            execution.reached = None
+
+    def _released(self, when: float) -> None:
+        if self.turn.match is not None:
+            self._complete_match(when)
+
+    def _hint_asked(self) -> None:
+        remote = self.remote
+        if (remote.side is not None and self.profile.hints and not remote.busy(self.board)):
+            remote.hint_wanted = True
+
+    def _hint_given(self, move: chess.Move) -> None:
+        remote = self.remote
+        if (remote.side is not None and not remote.busy(self.board)
+                and move in self.board.legal_moves):
+            remote.hint, remote.hint_wanted = move, False
+            self._dirty = True
+
+    def _takeback(self, t: float) -> None:
+        """The last full move back (casual): the person's last move and the reply to it;
+        the clocks keep their times, the LEDs guide the pieces back."""
+        remote, board = self.remote, self.board
+        if remote.side is None or not self.profile.takebacks:
+            return
+        plies = plies_to_take_back(board, not remote.side)
+        if not plies:
+            return
+        for _ in range(plies):
+            board.pop()
+        self._out.append(TakenBack(t, plies))
+        if self.clock.turn is not None and self.clock.turn != board.turn:
+            self.clock.press(self.clock.turn, max(t, self.clock.now or 0.0))
+        for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
+            self._clear(t, code)
+        self.draw_offer = None
+        self._offer_pending = self._claim_pending = None
+        self._clock_decision = self._pressed = None
+        self._switched = None
+        self.turn = _Turn(_Position(board), t)
+        remote.hint, remote.hint_wanted = None, False
+        remote.execution = Execution.restore(t, board.occupied)
+        self._dirty = True
+        self._remote_settled(t)
+
     # ------------------------------------------------------------------ effects
 
     def _alert(self, t: float, code: str, side: chess.Color | None,
@@ -1492,6 +1663,7 @@ class Referee:
 
     def led_view(self) -> LedView:
         turn = self.turn
+        remote, promotion = self.remote.status(self.board, self.result is not None)
         return LedView(
             board=self.board,
             occupied=self.occupied,
@@ -1502,6 +1674,11 @@ class Referee:
             must_move=turn.must_move,
             faulty=self.faulty,
             result=self.result,
+            shown=self.remote.lights(self.board),
+            remote=remote,
+            promotion=promotion,
+            restoring=self.remote.side is not None and self.remote.busy(self.board)
+            and self.occupied != turn.position.occupied,
         )
 
     def _drain(self) -> list[Effect]:
@@ -1510,13 +1687,14 @@ class Referee:
         self._dirty = False
         # The frame is a pure function of this signature: skip the work when it is unchanged.
         sound = any(isinstance(e, (Alert, GameOver)) for e in self._out)
-        restoring = "illegal-move" in self.alerts or "position-mismatch" in self.alerts
+        restoring = ("illegal-move" in self.alerts or "position-mismatch" in self.alerts
+                     or (self.remote.side is not None and self.remote.busy(self.board)))
         signature = (
             len(self.board.move_stack), self.result,
             tuple((a.code, a.squares) for a in self.alerts.values()),
             self.turn.ambiguous is not None and self.turn.ambiguous.key, self.turn.must_move,
             (self.occupied, self.turn.position.occupied) if restoring else None, sound,
-            self.faulty,
+            self.faulty, self.remote.signature(),
         )
         if signature != self._led_signature:
             self._led_signature = signature
