@@ -516,6 +516,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the board has an external clock set to BASE seconds (+INC a move) "
                         "that reports its times with every press")
     p.add_argument("--interactive", action="store_true", help="type the board's events")
+    play = p.add_argument_group("playing a computer (the person's side; instead of --log)")
+    play.add_argument("--play", choices=("auto", "white", "black"),
+                      help="play the person's side of games against the host's computer "
+                           "opponent: its own moves, and the computer's it reads from the "
+                           "LEDs (auto: the side the LEDs show as the person's)")
+    play.add_argument("--fen", default=chess.STARTING_FEN, help="the start position")
+    play.add_argument("--seed", type=int, help="seed of the person's choices and hands")
+    play.add_argument("--player", choices=("random", "engine"), default="random",
+                      help="the person's moves: random legal moves, or a weak engine")
+    play.add_argument("--player-engine", default="stockfish", metavar="ENGINE",
+                      help="the weak engine for --player engine (name or path)")
+    play.add_argument("--clock", action="store_true",
+                      help="the person presses his clock lever after each move")
+    play.add_argument("--games", type=int, default=1, metavar="N",
+                      help="games to play, setting the pieces up again between (0: until "
+                           "stopped)")
+    play.add_argument("--script", default="", metavar="ITEMS",
+                      help="buttons and slips: hint@N, takeback@N, offer@N, resign@N "
+                           "(his N-th move), mistake@N (the computer's N-th move put on "
+                           "a wrong square first)")
     p.add_argument("-v", "--verbose", action="store_true")
     return p
 
@@ -525,8 +545,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="board-emulator: %(message)s", stream=sys.stderr)
+    if args.play is not None:
+        return _play(args, parser)
     if args.log is None and not args.interactive:
-        parser.error("--log is required (or --interactive)")
+        parser.error("--log is required (or --interactive, or --play)")
     if args.until is not None and args.until < args.start_at:
         parser.error("--until must not be before --start-at")
     script: list[ev.Event] = []
@@ -574,6 +596,55 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if record is not None:
             record.close()
+
+
+def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """--play: a person at the board plays the host's computer opponent."""
+    import random as random_
+
+    from board_ctl.errors import BoardCtlError
+    from firmware_bridge.player import (
+        Person,
+        Script,
+        engine_chooser,
+        player_emulator,
+    )
+
+    try:
+        board = chess.Board(args.fen)
+        script = Script.parse(args.script)
+    except ValueError as exc:
+        parser.error(str(exc))
+    seed = args.seed if args.seed is not None else random_.randrange(2**32)
+    log.info("person: seed %d", seed)
+    chooser, close = None, None
+    if args.player == "engine":
+        try:
+            chooser, close = engine_chooser(args.player_engine, seed)
+        except (BoardCtlError, OSError) as exc:
+            parser.exit(2, f"board-emulator: {exc}\n")
+    person = Person(board.fen(), seed=seed, chooser=chooser, use_clock=args.clock,
+                    side=None if args.play == "auto" else args.play == "white",
+                    script=script)
+    record = args.record.open("w", encoding="utf-8") if args.record else None
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    emulator = player_emulator(Emulator)(
+        PtyLink(args.link), [], board.occupied, speed=args.speed, heartbeat=args.heartbeat,
+        drain_timeout=args.drain_timeout, yank_at=args.yank_at, yank_for=args.yank_for,
+        record=record)
+    emulator.person = person
+    emulator.games = args.games
+    try:
+        return emulator.run()
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        for line in person.log:
+            log.info("person: %s", line)
+        if record is not None:
+            record.close()
+        if close is not None:
+            close()
 
 
 if __name__ == "__main__":

@@ -484,3 +484,63 @@ def _event(line: dict[str, object]) -> ev.Event:
 
 def lights_text(squares: Iterable[SquareLight]) -> str:
     return " ".join(f"{chess.square_name(s.square)}:{s.colour.name.lower()}" for s in squares)
+
+
+# ---------------------------------------------------------------- in the emulator
+
+
+def engine_chooser(name: str, seed: int) -> tuple[Chooser, Callable[[], None]]:
+    """A weak engine's moves (Skill Level 0, a few ms a move): (choose, close)."""
+    import chess.engine
+
+    from board_ctl.opponent.engine import find_engine
+
+    engine = chess.engine.SimpleEngine.popen_uci(find_engine(name), setpgrp=True)
+    options = {"Skill Level": 0} if "Skill Level" in engine.options else {}
+    if "Threads" in engine.options:
+        options["Threads"] = 1
+    engine.configure(options)
+    rng = random.Random(seed)
+
+    def choose(board: chess.Board) -> chess.Move:
+        result = engine.play(board, chess.engine.Limit(time=0.02 + 0.03 * rng.random()))
+        return result.move if result.move is not None else random_chooser(rng)(board)
+    return choose, engine.quit
+
+
+NEXT_GAME_AFTER = 3.0  # s (game time) after a result before he sets the pieces up again
+
+
+def player_emulator(base: type) -> type:
+    """The emulator class with a person playing (base: firmware_bridge.emulator.Emulator;
+    passed in so that this module does not import the emulator's)."""
+
+    class PlayerEmulator(base):  # type: ignore[misc, valid-type]
+        person: Person
+        games: int = 1  # 0: until killed
+
+        def show_leds(self, frame: LedFrame, now: float) -> None:
+            super().show_leds(frame, now)
+            t = self.log_time(now)
+            if t is not None:
+                self.script.extend(self.person.frame(frame, t))
+
+        def _play(self, now: float) -> None:
+            t = self.log_time(now)
+            if t is not None:
+                person = self.person
+                self.script.extend(person.step(t))
+                if (person.over and (self.games == 0 or person.games < self.games)
+                        and t >= person.busy_until + NEXT_GAME_AFTER):
+                    self.script.extend(person.set_up_again(t))
+            super()._play(now)
+
+        def _finished(self) -> bool:
+            return (self.games != 0 and self.person.games >= self.games
+                    and self.origin is not None and self.next >= len(self.script)
+                    and self._yanked_until is None)
+
+        def _wake(self, now: float) -> float:
+            return float(min(super()._wake(now), now + 0.02))
+
+    return PlayerEmulator

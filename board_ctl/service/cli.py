@@ -2,7 +2,8 @@
 
     board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--time-control TC] [--pgn OUT]
                   [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
-                  [--data-dir DIR]
+                  [--data-dir DIR] [--opponent [ENGINE]] [--engine-side SIDE] [--level N]
+                  [--movetime S]
 
 Every game is archived in the data directory with its crash-safe journal; a game left
 unfinished there (the service was killed, the power went) is resumed at start-up.
@@ -28,6 +29,8 @@ from board_ctl.archive import Archive, default_data_dir
 from board_ctl.config import Config, load_config
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import BoardCtlError, ConfigError
+from board_ctl.opponent.engine import EngineSettings
+from board_ctl.opponent.opponent import Opponent, OpponentSettings
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import open_board
 from board_ctl.service.game import OutputNamer
@@ -72,6 +75,18 @@ def add_parser(subparsers: Any) -> None:
                      help="the archive: a folder and a crash-safe journal for every game; an "
                           "unfinished game there is resumed at start-up (default: [output] "
                           f"data_dir, else {default_data_dir()})")
+    run.add_argument("--opponent", nargs="?", const="stockfish", metavar="ENGINE",
+                     help="play a computer: a UCI engine (a name on PATH or in /usr/games, or "
+                          "a path; default stockfish) plays one side, its moves lit on the "
+                          "board for you to make; with the emulator backend, the emulator "
+                          "plays your side (default: [opponent] engine)")
+    run.add_argument("--engine-side", choices=("white", "black", "random"),
+                     help="the side the engine plays (default: [opponent] side, else black)")
+    run.add_argument("--level", type=int, metavar="N",
+                     help="the engine's strength, 0-20 (UCI Skill Level; default: full)")
+    run.add_argument("--movetime", type=float, metavar="S",
+                     help="seconds the engine takes a move (default: its clock with a time "
+                          "control, else 1)")
     run.set_defaults(func=run_command)
 
 
@@ -124,15 +139,39 @@ def _config(args: argparse.Namespace) -> Config:
             board["backend"] = "serial"
             serial["port"] = port
     game = {"time_control": args.time_control}
+    opponent = {"engine": args.opponent, "side": args.engine_side, "level": args.level,
+                "movetime": args.movetime}
     return config.with_overrides(board=board, serial=serial, emulator=emulator, game=game,
                                  display={"view": args.view},
-                                 output={"data_dir": args.data_dir})
+                                 output={"data_dir": args.data_dir}, opponent=opponent)
 
 
 def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
+    opponent = _opponent(config)  # first: a missing engine is said before anything starts
+    try:
+        return _start_service(config, args, view, opponent)
+    except BaseException:
+        if opponent is not None:
+            opponent.close()
+        raise
+
+
+def _opponent(config: Config) -> Opponent | None:
+    settings = config.opponent
+    if not settings.engine:
+        return None
+    engine = EngineSettings(engine=settings.engine, level=settings.level, elo=settings.elo,
+                            book=settings.book)
+    opponent = Opponent(OpponentSettings(engine, settings.side, settings.movetime))
+    opponent.start()
+    return opponent
+
+
+def _start_service(config: Config, args: argparse.Namespace, view: View,
+                   opponent: Opponent | None) -> Service:
     status = StatusOutputs(config.status)
     board = open_board(config, time_scale=args.speed if config.board.backend == "serial"
-                       else None)
+                       else None, games=1 if args.once else 0)
     time_control = config.game.time_control or None
     start = StartInfo(fen=config.game.start_fen, tags=config.game.tags(),
                       time_control=time_control)
@@ -146,9 +185,13 @@ def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
     options = RunOptions(once=args.once, lost_timeout=config.serial.lost_timeout)
     data_dir = config.output.data_dir
     archive = Archive(Path(data_dir).expanduser() if data_dir else default_data_dir())
-    return Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
-                   options=options, view=view, status=status, notifier=Notifier(),
-                   archive=archive)
+    service = Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
+                      options=options, view=view, status=status, notifier=Notifier(),
+                      archive=archive, opponent=opponent)
+    if opponent is not None:
+        view.message(f"playing {opponent.label} ({config.opponent.side}); profile "
+                     f"{config.board.profile}")
+    return service
 
 
 def _route_logging(view: View) -> None:

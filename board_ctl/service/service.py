@@ -26,6 +26,7 @@ report (the emulator played its log, or the link stayed away `lost_timeout` s).
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import logging
 import queue
@@ -49,6 +50,8 @@ from board_ctl.archive import JOURNAL, Archive, GameEntry
 from board_ctl.core.leds import led_frame
 from board_ctl.core.profiles import PROFILES, Profile
 from board_ctl.journal import JournalWriter
+from board_ctl.opponent.engine import EngineFailed, EngineReply
+from board_ctl.opponent.opponent import Opponent
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer
@@ -83,9 +86,12 @@ class Service:
                  namer: OutputNamer, options: RunOptions = RunOptions(),
                  view: View | None = None, status: StatusOutputs | None = None,
                  notifier: Notifier | None = None, archive: Archive | None = None,
-                 observers: Sequence[View] = (),
+                 observers: Sequence[View] = (), opponent: Opponent | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.board = board
+        self.opponent = opponent  # a computer playing one side of every game
+        if opponent is not None:
+            opponent.deliver = self.submit  # its answers come back through the queue
         self.archive = archive  # every game's folder and journal (None: no archive)
         self.profile = profile
         self.start = start
@@ -117,6 +123,7 @@ class Service:
         self._over_since: float | None = None
         self._last_event = 0.0  # wall clock of the last board event (not a Tick)
         self._t = 0.0  # link time of the last item
+        self._event_at = (0.0, clock())  # (link time, wall clock) of the last board event
         self._shown_occupied: chess.Bitboard | None = None
 
     # ------------------------------------------------------------------ running
@@ -146,6 +153,8 @@ class Service:
     def open(self) -> None:
         self._recover()  # first: the board's first events belong to a resumed game
         self.board.start(self.queue.put)  # raises BoardCtlError if the board is not there
+        if self.opponent is not None:  # it thinks in real seconds, the game's / the scale
+            self.opponent.scale = float(getattr(self.board, "scale", 1.0) or 1.0)
         session = self.session
         if session is not None:  # resumed: show the game where it stands until the board
             # reports (its snapshot at connection is reconciled by the referee)
@@ -153,6 +162,7 @@ class Service:
             self._publish(())
         self._message(f"board: {self.board.description}")
         self.notifier.ready(f"board {self.board.description}")
+        self._opponent_update()
 
     def step(self, timeout: float = POLL) -> bool:
         """Handle the next queue item (waiting up to `timeout`); False once done."""
@@ -184,10 +194,14 @@ class Service:
         if isinstance(item, NewGame):
             self._new_game(item)
             return
+        if isinstance(item, (EngineReply, EngineFailed)):
+            self._engine_reply(item)
+            return
         event = cast(ev.Event, item)
         tick = isinstance(event, ev.Tick)
         if not tick:
             self._last_event = self._clock()
+            self._event_at = (event.t, self._last_event)
             self._track(event)
         self._t = event.t
         session = self.session
@@ -205,6 +219,40 @@ class Service:
             self._apply(effects, session)
         elif session.referee.occupied != self._shown_occupied:
             self._publish(())  # a piece lifted or put down: the view shows it
+        if self.opponent is not None:
+            if isinstance(event, (ev.HintAsked, ev.TakebackAsked)) and not (
+                    self.profile.hints and self.profile.takebacks):
+                self._message("takebacks and hints are for the casual profile "
+                              "(--profile casual)")
+            self._opponent_update()
+
+    # ------------------------------------------------------------------ the computer
+
+    def _opponent_update(self) -> None:
+        session, opponent = self.session, self.opponent
+        if opponent is not None and session is not None:
+            opponent.update(session.referee, session.number)
+
+    def _engine_reply(self, reply: EngineReply | EngineFailed) -> None:
+        """The engine's answer: fed to the game as an event of this moment (its move, a
+        hint, its acceptance of a draw), recorded like a board event."""
+        session, opponent = self.session, self.opponent
+        if session is None or opponent is None:
+            return
+        event, text = opponent.answer(reply, session.referee, session.number)
+        if text:
+            self._message(text)
+        if event is not None:
+            event = dataclasses.replace(event, t=max(self._t, self._link_now()))
+            self._t = event.t
+            self._apply(session.feed(event), session)
+        self._opponent_update()
+
+    def _link_now(self) -> float:
+        """Now on the board's timeline: its last event's time and the time since then."""
+        t, wall = self._event_at
+        scale = self.opponent.scale if self.opponent is not None else 1.0
+        return t + (self._clock() - wall) * scale
 
     # ------------------------------------------------------------------ games
 
@@ -225,9 +273,10 @@ class Service:
         now = dt.datetime.now()
         files = self.namer.files(number, now)
         game_id, journal = "", None
+        start = self.start if self.opponent is None else self.opponent.start_info(self.start)
         if self.archive is not None:
-            game_id, journal = self.archive.new_game(self.start, now, self.profile.name)
-        session = GameSession(number, self.start, self.profile, files, t0=t, journal=journal,
+            game_id, journal = self.archive.new_game(start, now, self.profile.name)
+        session = GameSession(number, start, self.profile, files, t0=t, journal=journal,
                               game_id=game_id)
         self.session = self.last_session = session
         self.games.append(files)
@@ -236,6 +285,7 @@ class Service:
         self._message(f"game {number} started; sensor log {files.sensor}{where}")
         self.notifier.status(f"game {number} playing")
         self._apply(session.begin(), session)
+        self._opponent_update()
 
     def _new_game(self, command: NewGame) -> None:
         """End the game in progress (unfinished, archived as such) and wait for the board
@@ -277,6 +327,9 @@ class Service:
         self.session = self.last_session = session
         self.games.append(files)
         self._message(self._recovered_text(entry, session))
+        if recovered.start.remote is not None and self.opponent is None:
+            self._message("this game was played against a computer: start board-ctl run "
+                          "with --opponent to go on with it")
         self.notifier.status(f"game {entry.game_id} resumed")
         if session.over:  # over in its events, but its end never made it to the journal
             self._over_since = self._clock()
@@ -407,6 +460,8 @@ class Service:
             self._close_session(ended=self.stop_reason != "stopped")
         finally:
             self.board.stop()
+            if self.opponent is not None:
+                self.opponent.close()
             if self.status is not None:
                 self.status.close()
             for observer in self.observers:

@@ -26,6 +26,7 @@ from board_ctl.core.effects import (
     MoveMade,
     Note,
     Penalty,
+    Remote,
 )
 from board_ctl.sensorlog import SIDE_NAMES
 
@@ -85,7 +86,21 @@ def describe_leds(frame: LedFrame) -> str:
         chess.square_name(s.square) + " " + s.colour.name.lower()
         + (f" ({s.blink.name.lower()})" if s.blink else "") for s in frame.squares)
     buzzer = "" if frame.buzzer == Buzzer.SILENT else f"; buzzer {frame.buzzer.name.lower()}"
-    return f"{lights or 'all dark'}{buzzer}"
+    return f"{lights or 'all dark'}{buzzer}{remote_text(frame)}"
+
+
+def remote_text(frame: LedFrame) -> str:
+    """What the status LEDs say of a computer opponent (empty without one)."""
+    status = frame.status
+    if status.remote == Remote.THINKING:
+        return "; the computer is thinking"
+    if status.remote == Remote.SHOWN:
+        piece = (f", promoting to a {chess.piece_name(status.promotion)}"
+                 if status.promotion else "")
+        return f"; the computer's move{piece}: make it on the board"
+    if status.remote == Remote.HINT:
+        return "; a hint is shown"
+    return ""
 
 
 def board_text(state: ViewState) -> str:
