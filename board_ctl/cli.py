@@ -105,6 +105,12 @@ def _ladder(args: argparse.Namespace) -> int:
     return run(args)
 
 
+def _arbiter(args: argparse.Namespace) -> int:
+    from board_ctl.station.cli import run  # the web and MQTT stack only when used
+
+    return run(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="board-ctl", description=__doc__)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
@@ -150,6 +156,14 @@ def build_parser() -> argparse.ArgumentParser:
                         help="list each rated game and the points it moved instead")
     ladder.add_argument("--json", action="store_true", help="print JSON")
     ladder.set_defaults(func=_ladder)
+
+    arbiter = commands.add_parser(
+        "arbiter", help="the arbiter station: every board of the hall in a browser, "
+                        "the arbiter's commands, the live broadcast")
+    from board_ctl.station.cli import add_arguments as add_arbiter_arguments
+
+    add_arbiter_arguments(arbiter)
+    arbiter.set_defaults(func=_arbiter)
     return parser
 
 

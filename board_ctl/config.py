@@ -24,6 +24,7 @@ from board_ctl.core.timecontrol import TimeControl
 
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import ConfigError
+from board_ctl.livechess.address import parse_listen
 
 BACKENDS = ("serial", "gpio", "emulator")
 ENGINE_SIDES = ("white", "black", "random")
@@ -161,6 +162,14 @@ class OpponentConfig:
 
 
 @dataclass(frozen=True)
+class LiveChessConfig:
+    listen: str = ""  # "": off; HOST:PORT serves LiveChess clients (board-ctl run --livechess)
+    serialnr: str = ""  # "": a stable number made from the host name and the board's port
+    origins: tuple[str, ...] = ("https://lichess.org", "https://www.chess.com",
+                                "https://chess.com")
+
+
+@dataclass(frozen=True)
 class Config:
     board: BoardConfig = field(default_factory=BoardConfig)
     serial: SerialConfig = field(default_factory=SerialConfig)
@@ -171,6 +180,7 @@ class Config:
     output: OutputConfig = field(default_factory=OutputConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
     opponent: OpponentConfig = field(default_factory=OpponentConfig)
+    livechess: LiveChessConfig = field(default_factory=LiveChessConfig)
     source: str = field(default="", metadata={"internal": True})  # the file it came from
 
     def with_overrides(self, **sections: Mapping[str, Any]) -> Config:
@@ -315,6 +325,8 @@ def _check_cross(config: Config) -> None:
                           "person's side itself; leave emulator.log empty")
     if opponent.book and not Path(opponent.book).expanduser().is_file():
         raise ConfigError(f"opponent.book: no such file {opponent.book}")
+    if config.livechess.listen:
+        parse_listen(config.livechess.listen)  # a ConfigError naming livechess.listen
     used: dict[int, str] = {}
     for name, pin in pin_assignments(config):
         if pin in used:

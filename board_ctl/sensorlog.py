@@ -16,6 +16,7 @@ from typing import IO, Any
 import chess
 
 from board_ctl.core import events as ev
+from board_ctl.core.timebase import MAX_SECONDS
 from board_ctl.core.timecontrol import TimeControl
 from board_ctl.errors import SensorLogError
 
@@ -173,8 +174,10 @@ def parse_line(text: str, line: int) -> ev.Event | StartInfo | None:
         raise SensorLogError("not a JSON object", line)
     kind = obj.get("ev")
     t = obj.get("t", 0.0 if kind == "start" else None)
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t) or t < 0:
-        raise SensorLogError(f"'t' must be a non-negative number of seconds, not {t!r}", line)
+    if (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= MAX_SECONDS
+            or not math.isfinite(t)):  # (bounded first: a 4,000-digit int overflows isfinite)
+        raise SensorLogError(f"'t' must be a number of seconds from 0 to {MAX_SECONDS:.0e}, "
+                             f"not {str(t)[:24]}", line)
     try:
         if kind == "start":
             return _start(obj)

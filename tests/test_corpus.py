@@ -10,7 +10,7 @@ import chess
 import pytest
 
 from board_ctl.simulate import NoEligiblePly, RenderStyle, render_game, render_violation
-from corpus import corpus, replay_rendered
+from corpus import corpus, has_move, replay_rendered
 
 CLEAN_STYLES = {
     "clock": RenderStyle(),
@@ -36,6 +36,25 @@ def test_clean_games_are_exact_with_no_alert(name: str) -> None:
             failures.append((seed, replayed.first_divergence(), replayed.alerts[:3],
                              replayed.result, rendered.result))
     assert checked > 300
+    assert failures == [], f"{len(failures)} of {checked} games wrong: {failures[:5]}"
+
+
+@pytest.mark.parametrize("use_clock", [True, False], ids=["clock", "no-clock"])
+def test_promotion_selector_just_after_the_press_counts(use_clock: bool) -> None:
+    """README: the selector counts when set any time before the move is completed, even
+    just after the press (without a clock: after the placement, before the reply)."""
+    style = RenderStyle(use_clock=use_clock, promote_timings=(0.0, 0.0, 0.0, 1.0),
+                        queen_default_prob=0.0)
+    failures, checked = [], 0
+    for seed, game in enumerate(corpus()):
+        if not has_move(game, lambda board, move: move.promotion not in (None, chess.QUEEN)):
+            continue
+        replayed = replay_rendered(render_game(game, seed=seed, style=style))
+        checked += 1
+        rendered = replayed.rendered
+        if replayed.moves != rendered.moves or replayed.alerts or replayed.result != rendered.result:
+            failures.append((seed, replayed.first_divergence(), replayed.alerts[:3]))
+    assert checked >= 40
     assert failures == [], f"{len(failures)} of {checked} games wrong: {failures[:5]}"
 
 

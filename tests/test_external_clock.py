@@ -165,3 +165,27 @@ def test_after_one_glitch_the_next_good_reading_is_used() -> None:
     assert out.alerts == ["clock-fault"]
     assert clocks(out) == [299.8, 296.6]
     assert [line["code"] for line in out.lines("clear")] == ["clock-fault"]
+
+
+def test_a_reading_no_clock_can_show_is_a_clock_fault_not_a_crash() -> None:
+    """1e308 s once overflowed to a traceback when turned into milliseconds."""
+    for absurd in ("1e308", "3600000", "1e20"):
+        out = play(E4_E5.format(w1=absurd, b1=300, w2=299.6, b2=300.5), time_control="300+2")
+        assert out.sans == ["e4", "e5"]
+        assert clocks(out) == [299.8, 300.5]  # the board's own time, then the good reading
+        assert "more than a clock shows" in out.alert("clock-fault")["text"]
+    # Untimed: the display is all there is, and this one is refused.
+    out = play(E4_E5.format(w1="1e308", b1="1e308", w2=299.6, b2=300.5))
+    assert out.sans == ["e4", "e5"] and out.alerts[0] == "clock-fault"
+
+
+def test_a_log_with_an_absurd_reading_replays_with_a_clock_fault() -> None:
+    lines = [dumps(start_to_json(StartInfo(time_control="300+2")))] + [
+        dumps(event_to_json(event)) for event in events("-e2 +e4 Cw -e7 +e5 Cb")]
+    lines[3] = lines[3].replace('"side": "white"', '"side": "white", "white": 1e308, '
+                                '"black": 300')
+    log = read_sensor_log(lines)
+    assert not log.errors
+    record = replay_log(log, PROFILES["fide"])
+    assert [m.san for m in record.moves] == ["e4", "e5"]
+    assert [line["code"] for line in record.report if line["kind"] == "alert"] == ["clock-fault"]

@@ -125,7 +125,8 @@ def test_en_passant_in_any_order(script: str) -> None:
     ("-b7 =r +b8 Cw", "b8=R+"),  # selector while the pawn is in hand
     ("-b7 +b8 -b8 +b8 =b Cw", "b8=B"),  # pawn replaced, selector after placement
     ("-b7 +b8 =n @0.05 Cw", "b8=N"),  # selector just before the press
-    ("-b7 +b8 Cw @0.1 =n", "b8=Q+"),  # after the press: too late, the move was complete
+    ("-b7 +b8 Cw @0.1 =n", "b8=N"),  # just after the press, within its grace: it counts
+    ("-b7 +b8 Cw @0.35 =n", "b8=Q+"),  # after the grace: too late, the move was complete
 ])
 def test_promotion_and_the_selector(script: str, san: str) -> None:
     out = play(script, PROMO)

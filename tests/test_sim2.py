@@ -431,6 +431,9 @@ CLEAN = [
      dict(QUIET, clock=True, promo_styles={"direct": 1, "swap": 1},
           selector_timings=("before", "during", "after", "very_late"),
           capture_styles={"victim_first": 1, "attacker_first": 1, "swap_blip": 1})),
+    # a selector 50-200 ms behind the press counts: within the press's grace (README)
+    ("promotion-selector-50-200ms-after-press", _promos, 12, (0, 1), "fide",
+     dict(QUIET, clock=True, promo_styles={"direct": 1, "swap": 1}, selector_timings=("late",))),
     ("promotion-no-clock", _promos, 15, (0,), "fide",
      dict(QUIET, clock=False, promo_styles={"direct": 1, "swap": 1},
           selector_timings=("before", "during", "after"))),
@@ -506,10 +509,6 @@ JUDGEMENT = [
     ("own-immovable-piece-held-1.40-1.49s", _all, 10,
      dict(QUIET, immovable_touch_p=0.2, immovable_hold_s=(1.40, 1.49)),
      "even if such a lift were a mismatch, it lasted under the spec's 1.5 s"),
-    ("promotion-selector-50-200ms-after-press", _promos, 12,
-     dict(QUIET, clock=True, promo_styles={"direct": 1, "swap": 1}, selector_timings=("late",)),
-     "a selector 50-200 ms behind the press is skew (like a late placement), so the game's "
-     "piece is expected; the spec says the selector comes before the confirmation"),
     ("casual-slide-blips-81-90ms", _all, 10, dict(QUIET, slide_p=0.6, blip_ms=(81.0, 90.0))
      | {"profile": "casual"},
      "blips of 81-90 ms are still 'tens of milliseconds'; casual flags illegal placements "
@@ -615,8 +614,8 @@ SCENARIOS = [
      [START("8/P6k/7p/8/8/8/8/K7 w - - 0 1"), L(1.0, "a7"), P(1.6, "a8"), C(2.0, "white"),
       {"t": 2.12, "ev": "promote", "piece": "n"}, L(4.0, "h7"), P(4.5, "g7"), C(5.0, "black")],
      ["a7a8n", "h7g7"], set(), "fide",
-     "JUDGEMENT (late selector): 120 ms behind the press is skew, like a late placement; "
-     "read literally, the spec's 'before the move is confirmed' makes it a queen"),
+     "120 ms behind the press: within the press's grace, the selector counts (README: 'even "
+     "just after the press')"),
     ("threefold-claimed-before-the-move-that-makes-it",
      [L(1.0, "g1"), P(1.5, "f3"), C(2.0, "white"), L(3.0, "g8"), P(3.5, "f6"), C(4.0, "black"),
       L(5.0, "f3"), P(5.5, "g1"), C(6.0, "white"), L(7.0, "f6"), P(7.5, "g8"), C(8.0, "black"),

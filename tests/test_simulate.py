@@ -359,6 +359,27 @@ def test_promotions_and_selector() -> None:
     assert notes == {"before-lift", "in-hand", "after-placement", "default-queen"}
 
 
+def test_a_selector_after_the_press_follows_the_press_within_250_ms() -> None:
+    games = games_with(lambda b, m: m.promotion is not None)[:20]
+    style = RenderStyle(promote_timings=(0.0, 0.0, 0.0, 1.0), queen_default_prob=0.0,
+                        **NO_NOISE)
+    seen = 0
+    for i, game in enumerate(games):
+        r = render_game(game, seed=i, style=style)
+        check_all(r)
+        for t in r.plies:
+            if not r.moves[t.ply].promotion:
+                continue
+            lines = ply_lines(r, t.ply)
+            kinds = [o["ev"] for o in lines]
+            assert kinds[-1] == "promote", kinds
+            if "clock" in kinds:  # (none after a mate the player did not press for)
+                assert kinds[-2] == "clock"
+                assert 0 < lines[-1]["t"] - lines[-2]["t"] <= 0.25
+                seen += 1
+    assert seen >= 10
+
+
 def test_idle_lifts_only_touch_pieces_that_cannot_move() -> None:
     style = RenderStyle(idle_lift_prob=1.0, bounce=False)
     seen = 0

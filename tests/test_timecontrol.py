@@ -181,3 +181,42 @@ def test_parse_raises_only_time_control_errors(text: str) -> None:
     except TimeControlError:
         return
     assert TimeControl.parse(str(tc)) == tc
+
+
+@pytest.mark.parametrize("text, field", [
+    ("9" * 400, "period 1 '999"),  # the issue's repro: once an OverflowError much later
+    ("9" * 5000, "the period's time is at most 3599999 s"),  # (int() refuses 4,300 digits)
+    ("3600000", "the period's time is at most 3599999 s"),
+    ("1000/5400", "the move count is at most 999"),
+    ("40/5400+3600000", "the increment is at most 3599999 s"),
+    ("300d" + "9" * 400, "the delay is at most"),
+    ("300b3600000", "the delay is at most"),
+    ("40/5400:20/" + "9" * 400, "period 2"),
+    ("*" + "9" * 400, "the sandclock's time is at most"),
+    (":".join(["1/60"] * 21), "at most 20 periods"),
+])
+def test_absurd_values_are_refused_naming_the_field(text: str, field: str) -> None:
+    with pytest.raises(TimeControlError) as info:
+        TimeControl.parse(text)
+    message = str(info.value)
+    assert field in message and "\n" not in message and len(message) < 300
+    assert info.value.text == text
+
+
+@pytest.mark.parametrize("text", ["3599999", "999/3599999+3599999", "*3599999",
+                                  ":".join(["1/60"] * 20), "00000000000000300+5"])
+def test_the_largest_values_a_clock_shows_are_accepted(text: str) -> None:
+    tc = TimeControl.parse(text)
+    assert TimeControl.parse(str(tc)) == tc
+
+
+@pytest.mark.parametrize("build", [
+    lambda: P(3_600_000),
+    lambda: P(300, increment=3_600_000),
+    lambda: P(300, moves=1000),
+    lambda: TimeControl(sandclock=10**400),
+    lambda: TimeControl(tuple(P(60, moves=1) for _ in range(21))),
+])
+def test_direct_construction_is_bounded_too(build: object) -> None:
+    with pytest.raises(TimeControlError, match="at most"):
+        build()  # type: ignore[operator]

@@ -21,7 +21,8 @@ from typing import Any, NamedTuple, TypeVar
 
 import chess
 
-from board_ctl.core.timecontrol import TimeControl, TimeControlError
+from board_ctl.core.timebase import MAX_SECONDS
+from board_ctl.core.timecontrol import MAX_CLOCK_SECONDS, TimeControl, TimeControlError
 from board_ctl.errors import BoardCtlError
 
 _T = TypeVar("_T")
@@ -37,8 +38,9 @@ class ClockError(BoardCtlError, ValueError):
 
 def to_ms(seconds: float) -> int:
     """Seconds (float) -> integer milliseconds, the clock's only internal unit."""
-    if not _is_number(seconds):
-        raise ClockError(f"a time must be a finite number of seconds, not {seconds!r}")
+    if not _is_number(seconds) or abs(seconds) > MAX_SECONDS:
+        raise ClockError(f"a time must be a finite number of seconds within ±{MAX_SECONDS:.0e}, "
+                         f"not {seconds!r}")
     return round(seconds * 1000)
 
 
@@ -116,6 +118,11 @@ class ChessClock:
         """The latest time given to this clock (None before any)."""
         return None if self._now_ms is None else _seconds(self._now_ms)
 
+    @property
+    def now_ms(self) -> int | None:
+        """:attr:`now` in whole milliseconds, as kept."""
+        return self._now_ms
+
     def moves_made(self, side: chess.Color) -> int:
         """Presses that completed a move of ``side`` on this clock."""
         return self._moves[side]
@@ -137,7 +144,7 @@ class ChessClock:
         None when untimed, not started or paused. It may lie in the past: the flag has
         fallen at that exact time.
         """
-        ms = self._flag_time_ms()
+        ms = self.flag_time_ms()
         return None if ms is None else _seconds(ms)
 
     def flag_fell_at(self, side: chess.Color, t: float) -> float | None:
@@ -146,7 +153,7 @@ class ChessClock:
         t_ms = self._check_time(t)
         fell = self._fell_at_ms[side]
         if fell is None and side == self._turn:
-            pending = self._flag_time_ms()
+            pending = self.flag_time_ms()
             if pending is not None and pending <= t_ms:
                 fell = pending
         return None if fell is None else _seconds(fell)
@@ -305,7 +312,7 @@ class ChessClock:
     def _advance(self, t: float) -> int:
         """Move ``now`` to ``t``, first recording a flag that fell on the way."""
         t_ms = self._check_time(t)
-        pending = self._flag_time_ms()
+        pending = self.flag_time_ms()
         if self._turn is not None and pending is not None and pending <= t_ms:
             if self._fell_at_ms[self._turn] is None:
                 self._fell_at_ms[self._turn] = pending
@@ -336,7 +343,8 @@ class ChessClock:
         charged = max(used - self._simple_delay_ms(side), 0)
         return max(stored - charged, 0)
 
-    def _flag_time_ms(self) -> int | None:
+    def flag_time_ms(self) -> int | None:
+        """:meth:`flag_time` in whole milliseconds, as kept (for integer deadlines)."""
         if not self.timed or self._turn is None or self._run_since_ms is None:
             return None
         side = self._turn
@@ -438,7 +446,8 @@ class ExternalClock:
     A reading is compared with the last good one and the time ``t`` (seconds, the
     service's monotonic clock) each was received at. Rejected:
 
-    - negative or non-finite times (``invalid``), both clocks running (``both-running``),
+    - negative, non-finite or impossibly large times (more than 999:59:59: ``invalid``),
+      both clocks running (``both-running``),
       a reading received before the last good one (``stale``);
     - a side's time falling while its clock was stopped in both readings
       (``stopped-changed``), or falling faster than real time: one side by more than the
@@ -544,6 +553,9 @@ class ExternalClock:
             value = reading.time(side)
             if not _is_number(value) or value < 0:
                 return "invalid", f"{SIDE_NAMES[side]}'s time {value!r} is not a time"
+            if value > MAX_CLOCK_SECONDS:  # (and 1e308 s would overflow in milliseconds)
+                return "invalid", (f"{SIDE_NAMES[side]}'s time {value!r} s is more than a "
+                                   f"clock shows ({MAX_CLOCK_SECONDS} s)")
         if reading.white_running and reading.black_running:
             return "both-running", "both clocks are running"
         return None

@@ -1,8 +1,11 @@
-"""Per-square debounce: a raw change counts once the square has held it for `settle` s.
+"""Per-square debounce: a raw change counts once the square has held it for `settle` us.
 
 Contact bounce (toggles a few ms apart) and the blips of squares a slid piece passes over
 (occupied for tens of ms) never reach the settled state. A real change reaches it
-`settle` seconds after its last raw toggle, which is the only delay debounce adds.
+`settle` after its last raw toggle, which is the only delay debounce adds.
+
+Times are whole microseconds (board_ctl.core.timebase): a deadline is due exactly when
+`now >= toggle + settle`, with no rounding at any magnitude.
 """
 
 from __future__ import annotations
@@ -11,24 +14,27 @@ from dataclasses import dataclass
 
 import chess
 
-DEFAULT_SETTLE = 0.1  # slide blips last 'tens of ms'; ~100 ms is the most a move may wait
+DEFAULT_SETTLE_US = 100_000  # slide blips last 'tens of ms'; ~100 ms is the most a move may wait
+DEFAULT_SETTLE = DEFAULT_SETTLE_US / 1_000_000  # the same, in seconds
 
 
 @dataclass(frozen=True, slots=True)
 class SettledChange:
-    t: float  # when the square took its final raw state (not when it settled)
+    t: int  # us: when the square took its final raw state (not when it settled)
     square: chess.Square
     occupied: bool
 
 
 class Debouncer:
-    def __init__(self, occupied: chess.Bitboard, settle: float = DEFAULT_SETTLE) -> None:
+    def __init__(self, occupied: chess.Bitboard, settle: int = DEFAULT_SETTLE_US) -> None:
+        if type(settle) is not int or settle < 0:
+            raise ValueError(f"settle must be whole microseconds >= 0, not {settle!r}")
         self.settle = settle
         self.raw = occupied
         self.settled = occupied
-        self._since: dict[chess.Square, float] = {}  # square -> time of its last raw toggle
+        self._since: dict[chess.Square, int] = {}  # square -> time of its last raw toggle
 
-    def toggle(self, t: float, square: chess.Square, occupied: bool) -> None:
+    def toggle(self, t: int, square: chess.Square, occupied: bool) -> None:
         """Record a raw transition. A repeated report of the state it already has is ignored."""
         bit = chess.BB_SQUARES[square]
         if bool(self.raw & bit) == occupied:
@@ -60,14 +66,13 @@ class Debouncer:
         """Squares settled occupied with no change pending."""
         return self.settled & self.raw
 
-    def next_deadline(self) -> float | None:
+    def next_deadline(self) -> int | None:
         return min(self._since.values()) + self.settle if self._since else None
 
-    def advance(self, now: float) -> list[SettledChange]:
+    def advance(self, now: int) -> list[SettledChange]:
         """The changes that have held for `settle` by `now`, oldest first."""
-        due = sorted(
-            (t, sq) for sq, t in self._since.items() if now - t >= self.settle - 1e-9
-        )
+        last = now - self.settle
+        due = sorted((t, sq) for sq, t in self._since.items() if t <= last)
         return [self._settle(sq, t) for t, sq in due]
 
     def flush(self) -> list[SettledChange]:
@@ -81,11 +86,11 @@ class Debouncer:
         self.raw = self.settled = occupied
         self._since.clear()
         return [
-            SettledChange(0.0, sq, bool(occupied & chess.BB_SQUARES[sq]))
+            SettledChange(0, sq, bool(occupied & chess.BB_SQUARES[sq]))
             for sq in chess.scan_forward(changed)
         ]
 
-    def _settle(self, square: chess.Square, t: float) -> SettledChange:
+    def _settle(self, square: chess.Square, t: int) -> SettledChange:
         del self._since[square]
         self.settled ^= chess.BB_SQUARES[square]
         return SettledChange(t, square, bool(self.settled & chess.BB_SQUARES[square]))

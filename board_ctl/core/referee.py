@@ -24,6 +24,7 @@ press, the end of the game) is one taken, with a note in the record.
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -47,8 +48,14 @@ from board_ctl.core.leds import LedView, led_frame
 from board_ctl.core.profiles import PROFILES, Profile
 from board_ctl.core.remote import Execution, RemoteState, plies_to_take_back
 from board_ctl.core.shapes import Shape, shape_of
+from board_ctl.core.timebase import FOREVER, NEVER, TimeRangeError, seconds, to_us, us
 from board_ctl.core.timecontrol import TimeControl
+from board_ctl.errors import BoardCtlError
 
+log = logging.getLogger(__name__)
+
+# Durations in seconds (as the spec and the shell speak of them) and, for the core's
+# integer clock, in microseconds.
 MISMATCH_AFTER = 1.5  # s a board may differ unexplained before the alert (spec)
 RELEASED_AFTER = 1.0  # s a legal placement must stand to count as released (FIDE 4.7)
 CLOCK_GRACE = 0.3  # s after a press for a placement skewed behind it (6.2.4)
@@ -57,6 +64,19 @@ GAME_END_HOLD = 2.0  # s a mating or drawing placement must stand to end the gam
 ROOK_FIRST_MARGIN = 0.3  # s: a rook lifted this much before the king was touched first
 CHATTER_TOGGLES = 24  # raw toggles of one square within CHATTER_WINDOW: a failing switch
 CHATTER_WINDOW = 2.0
+MISMATCH_AFTER_US = us(MISMATCH_AFTER)
+RELEASED_AFTER_US = us(RELEASED_AFTER)
+CLOCK_GRACE_US = us(CLOCK_GRACE)
+PRESS_SKEW_US = us(PRESS_SKEW)
+GAME_END_HOLD_US = us(GAME_END_HOLD)
+ROOK_FIRST_MARGIN_US = us(ROOK_FIRST_MARGIN)
+CHATTER_WINDOW_US = us(CHATTER_WINDOW)
+MAX_FIRINGS = 64 + 8  # timers one event can fire: a settle per square, and the others
+
+
+class TimerStall(BoardCtlError, RuntimeError):
+    """A timer fired and left itself due at the same moment (a bug): raised in debug mode;
+    otherwise the loop stops and logs it rather than spin."""
 
 class _Illegal:
     """What the history says of a capture shape whose piece came down elsewhere."""
@@ -189,8 +209,8 @@ class _Match:
     """The board showed the position after one of these moves (same occupancy) from `since`."""
 
     shapes: list[Shape]
-    since: float
-    left_at: float | None = None  # when the board last moved away from it
+    since: int  # us
+    left_at: int | None = None  # when the board last moved away from it
     ends_game: bool | None = None  # computed on first need
 
     @property
@@ -208,10 +228,10 @@ class _Turn:
     """What happened on the board since the last completed move."""
 
     position: _Position
-    started: float
-    touched: list[tuple[float, chess.Square]] = field(default_factory=list)
+    started: int  # us, like every time below
+    touched: list[tuple[int, chess.Square]] = field(default_factory=list)
     # Raw (time, placed) transitions per square: what tells a capture's square.
-    events_on: dict[chess.Square, list[tuple[float, bool]]] = field(default_factory=dict)
+    events_on: dict[chess.Square, list[tuple[int, bool]]] = field(default_factory=dict)
     lifted_raw: set[chess.Square] = field(default_factory=set)  # raw state: lifted, not back
     match: _Match | None = None
     seen: list[_Match] = field(default_factory=list)  # the opponent may answer any of them
@@ -221,7 +241,7 @@ class _Turn:
     waiting_reply: bool = False  # the opponent may be answering an unseen capture
     replies: dict[chess.Move, _Position] = field(default_factory=dict)
     promotion: chess.PieceType | None = None
-    promotion_at: float = 0.0
+    promotion_at: int = 0
 
 
 def reading_running(mover: chess.Color) -> tuple[bool, bool]:
@@ -239,9 +259,12 @@ class Referee:
         settle: float = DEFAULT_SETTLE,
         time_control: TimeControl | None = None,
         remote: chess.Color | None = None,
+        debug: bool = False,
     ) -> None:
         self.profile = profile
         self.remote = RemoteState(side=remote)  # a side played from elsewhere (a computer)
+        self.debug = debug  # a timer that stalls raises TimerStall instead of being stopped
+        self.firings = 0  # timers fired so far (the property tests bound it per event)
         self.board = chess.Board(fen)
         # The service keeps time from lever presses; the game (and the clock of the side
         # to move) starts at t = 0. Untimed games still measure each move's time.
@@ -254,33 +277,33 @@ class Referee:
             white_first = self.board.turn == chess.WHITE
             self.external.expect_start(
                 ClockReading(initial, initial, white_first, not white_first), 0.0)
-        self._reported: tuple[float, tuple[float, float]] | None = None  # the press's times
+        self._reported: tuple[int, tuple[float, float]] | None = None  # the press's times
         self.start_fen = self.board.fen()
-        self.debouncer = Debouncer(self.board.occupied, settle)
+        self.debouncer = Debouncer(self.board.occupied, us(settle))
         self.sensed = self.board.occupied  # settled sensor readings
         self.occupied = self.sensed  # the readings, faulty sensors read as the game needs
         self.faulty: chess.Bitboard = 0  # sensors found chattering or stuck: not believed
-        self._toggles: dict[chess.Square, list[float]] = {}
-        self.turn = _Turn(_Position(self.board), 0.0)
+        self._toggles: dict[chess.Square, list[int]] = {}
+        self.turn = _Turn(_Position(self.board), 0)
         self.alerts: dict[str, Alert] = {}
         self.result: GameOver | None = None
         self.illegal_moves = {chess.WHITE: 0, chess.BLACK: 0}
         self.draw_offer: chess.Color | None = None
-        self.now = 0.0
-        self._unexplained_since: float | None = None
+        self._now = 0  # us: the latest time seen; an earlier event is taken as happening now
+        self._unexplained_since: int | None = None
         self._unexplained_lifts: set[chess.Square] = set()
         # A scan after a reconnection that nothing explains: moves were made unseen. What
         # follows is no player's fault until the board and the game agree again.
         self._after_outage = False
         self._from_scan = False  # the last move was taken from a scan, not seen made
-        self._clock_decision: float | None = None
-        self._pressed: float | None = None  # the press that is completing the move
+        self._clock_decision: int | None = None
+        self._pressed: int | None = None  # the press that is completing the move
         self._waiting_pieces: chess.Bitboard = 0  # the opponent's, steady at a press judged later
-        self._offer_pending: float | None = None  # a draw offer made with a move on the board
-        self._claim_pending: float | None = None  # a claim waiting for the move it declares
+        self._offer_pending: int | None = None  # a draw offer made with a move on the board
+        self._claim_pending: int | None = None  # a claim waiting for the move it declares
         self._switched: PressResult | None = None  # the clock, pressed for an unseen capture
         self._changing: chess.Square | None = None  # the square whose change is settling
-        self._last_raw = float("-inf")  # the latest sensor toggle
+        self._last_raw = NEVER  # the latest sensor toggle
         # A clock (a time control, or presses seen): presses, not the opponent, complete moves.
         self._clock_in_use = time_control is not None
         self._last_frame: LedFrame | None = None
@@ -291,78 +314,128 @@ class Referee:
     # ------------------------------------------------------------------ public API
 
     def feed(self, event: ev.Event) -> list[Effect]:
-        self._advance(event.t)
+        """The effects of one event. Its time is taken in whole microseconds; one the core
+        cannot represent raises TimeRangeError (a ValueError) before anything changes."""
+        t = self._entry_time(event.t)
+        self._advance(t)
         if self.result is None:
-            self._handle(event)
+            self._handle(event, t)
         return self._drain()
 
     def finish(self, t: float | None = None) -> list[Effect]:
         """The log ended (or the service stops): a move left on the board is complete."""
-        t = self.now if t is None else max(t, self.now)
-        self._advance(t)
+        end = self._now if t is None else self._entry_time(t)
+        self._advance(end)
         for change in self.debouncer.flush():
             self._settled(change)
         if self.result is None:
             if self._clock_decision is not None:
-                self._decide_clock(t)
+                self._decide_clock(end)
             if self.result is None and self.turn.ambiguous is not None:
-                self._commit(self.turn.ambiguous.shapes, t, guess=True)
+                self._commit(self.turn.ambiguous.shapes, end, guess=True)
             elif self.result is None and self.turn.match is not None:
-                self._complete_match(t, guess=True)
+                self._complete_match(end, guess=True)
         return self._drain()
 
     @property
     def side_to_move(self) -> chess.Color:
         return self.board.turn
 
+    @property
+    def now(self) -> float:
+        """The latest time the referee has seen, in seconds."""
+        return seconds(self._now)
+
     # ------------------------------------------------------------------ time
 
-    def _advance(self, t: float) -> None:
-        """Fire, in time order, every timer due by t."""
-        flag = self.clock.flag_time() if self.result is None else None
+    def _entry_time(self, t: float) -> int:
+        """An event's time in us; never before the referee's present (time never runs back
+        inside the core: an event stamped earlier is taken as happening now)."""
+        return max(to_us(t), self._now)
+
+    def _flag_deadline(self) -> int | None:
+        ms = self.clock.flag_time_ms()
+        return None if ms is None else ms * 1000
+
+    def _timers(self) -> list[tuple[int, Callable[[int], None]]]:
+        """Every armed timer: (deadline in us, what fires then)."""
+        due: list[tuple[int, Callable[[int], None]]] = []
+        deadline = self.debouncer.next_deadline()
+        if deadline is not None:
+            due.append((deadline, self._settle_due))
+        if self.result is None:
+            if self._clock_decision is not None:
+                due.append((self._clock_decision, self._decide_clock))
+            if self._unexplained_since is not None and "position-mismatch" not in self.alerts:
+                due.append((self._unexplained_since + MISMATCH_AFTER_US, self._mismatch))
+            ending = self._game_ending_deadline()
+            if ending is not None:
+                due.append((ending, self._end_by_placement))
+            flag = self._flag_deadline() if self._clock_decision is None else None
+            if flag is not None:  # (a press under judgement stopped the clock)
+                due.append((flag, self._flag))
+            due += self._remote_due()
+        return due
+
+    def _advance(self, t: int) -> None:
+        """Fire, in time order, every timer due by t (us, compared exactly).
+
+        Each firing must make progress: the timer that fired is no longer due at that
+        moment. One that still is (a bug) is not fired again: in debug mode it raises
+        TimerStall; otherwise it is logged and left out until the next event while the
+        other timers go on, so no input can make this loop spin.
+        """
+        flag = self._flag_deadline() if self.result is None else None
         if (not self.debouncer.pending and self._clock_decision is None
                 and self._unexplained_since is None and self.turn.match is None
                 and (flag is None or flag > t) and not self._remote_due()):
-            self.now = max(self.now, t)  # nothing can be due: the common case, made cheap
+            self._now = max(self._now, t)  # nothing can be due: the common case, made cheap
             return
-        while True:
-            due: list[tuple[float, Callable[[float], None]]] = []
-            deadline = self.debouncer.next_deadline()
-            if deadline is not None:
-                due.append((deadline, self._settle_due))
-            if self.result is None:
-                if self._clock_decision is not None:
-                    due.append((self._clock_decision, self._decide_clock))
-                if self._unexplained_since is not None and "position-mismatch" not in self.alerts:
-                    due.append((self._unexplained_since + MISMATCH_AFTER, self._mismatch))
-                ending = self._game_ending_deadline()
-                if ending is not None:
-                    due.append((ending, self._end_by_placement))
-                flag = self.clock.flag_time() if self._clock_decision is None else None
-                if flag is not None:  # (a press under judgement stopped the clock)
-                    due.append((flag, self._flag))
-                due += self._remote_due()
-            if not due:
+        fired: set[tuple[int, object]] = set()
+        stalled: set[tuple[int, object]] = set()
+        while len(fired) < MAX_FIRINGS:
+            earliest: tuple[int, Callable[[int], None], tuple[int, object]] | None = None
+            for when, fire in self._timers():
+                if when > t or (earliest is not None and when >= earliest[0]):
+                    continue
+                key = (when, getattr(fire, "__func__", fire))
+                if key in fired:  # fired at this very moment, and due again
+                    if key not in stalled:
+                        stalled.add(key)
+                        self._stall(when, fire)
+                    continue
+                earliest = (when, fire, key)
+            if earliest is None:
                 break
-            when, fire = min(due, key=lambda item: item[0])
-            if when > t + 1e-9:
-                break
-            self.now = max(self.now, when)
+            when, fire, key = earliest
+            fired.add(key)
+            self.firings += 1
+            self._now = max(self._now, when)
             fire(when)
-        self.now = max(self.now, t)
+        else:
+            self._stall(self._now, self._advance)
+        self._now = max(self._now, t)
 
-    def _settle_due(self, when: float) -> None:
+    def _stall(self, when: int, fire: Callable[[int], None]) -> None:
+        name = getattr(fire, "__name__", repr(fire))
+        message = (f"timer {name} due at {seconds(when)} s made no progress: left out until "
+                   "the next event")
+        if self.debug:
+            raise TimerStall(message)
+        log.error("%s", message)
+
+    def _settle_due(self, when: int) -> None:
         for change in self.debouncer.advance(when):
             self._settled(change)
 
     # ------------------------------------------------------------------ events
 
-    def _sensor(self, t: float, square: chess.Square, placed: bool) -> None:
+    def _sensor(self, t: int, square: chess.Square, placed: bool) -> None:
         if self.faulty & chess.BB_SQUARES[square]:
             return  # not believed: neither a touch nor evidence of a capture
         recent = self._toggles.setdefault(square, [])
         recent.append(t)
-        while recent[0] < t - CHATTER_WINDOW:
+        while recent[0] < t - CHATTER_WINDOW_US:
             recent.pop(0)
         if len(recent) > CHATTER_TOGGLES:
             self._sensor_fault(t, square, f"switched {len(recent)} times in "
@@ -394,47 +467,52 @@ class Referee:
         elif not placed:
             turn.lifted_raw.add(square)
 
-    def _handle(self, event: ev.Event) -> None:
+    def _handle(self, event: ev.Event, t: int) -> None:
+        """`t`: the event's time in us (its own `t` is seconds)."""
         kind = type(event)
         if kind is ev.Lifted or kind is ev.Placed:  # nine events in ten: no pattern matching
-            self._sensor(event.t, event.square, kind is ev.Placed)  # type: ignore[union-attr]
+            self._sensor(t, event.square, kind is ev.Placed)  # type: ignore[union-attr]
             return
         match event:
-            case ev.ClockPressed(t, side, times):
+            case ev.ClockPressed(_, side, times):
                 self._clock(t, side, times)
-            case ev.PromotionChosen(t, piece):
+            case ev.PromotionChosen(_, piece):
                 self.turn.promotion, self.turn.promotion_at = piece, t
-            case ev.Snapshot(t, occupied):
+                match = self.turn.match
+                if (self._clock_decision is not None and match is not None
+                        and self._promoting(match) and self._placed(match)):
+                    self._decide_clock(t)  # the press waited for this choice
+            case ev.Snapshot(_, occupied):
                 self._snapshot(t, occupied)
                 self.external.forget_last()  # reconnected: the clock ran on meanwhile
-            case ev.Resigned(t, side):
+            case ev.Resigned(_, side):
                 self._complete_for(side, t, ending=True)
                 if self.result is None:
                     winner = not side
                     self._game_over(t, self._win_for(winner), "resignation")
-            case ev.DrawOffered(t, side):
+            case ev.DrawOffered(_, side):
                 self._complete_for(side, t)
                 self.draw_offer = side
                 if side == self.board.turn and self.turn.match is not None:
                     self._offer_pending = t  # made after the move, before the press (9.1.2.1)
                 else:
                     self._note(t, f"{_NAMES[side]} offers a draw (=)")
-            case ev.DrawAccepted(t, side):
+            case ev.DrawAccepted(_, side):
                 self._accept_draw(t, side)
-            case ev.DrawClaimed(t, side):
+            case ev.DrawClaimed(_, side):
                 self._claim(t, side)
-            case ev.OpponentMoved(t, move):
+            case ev.OpponentMoved(_, move):
                 self._opponent_moved(t, move)
-            case ev.HintAsked(t):
+            case ev.HintAsked():
                 self._hint_asked()
-            case ev.HintGiven(t, move):
+            case ev.HintGiven(_, move):
                 self._hint_given(move)
-            case ev.TakebackAsked(t):
+            case ev.TakebackAsked():
                 self._takeback(t)
             case ev.Tick():
                 pass
 
-    def _snapshot(self, t: float, occupied: chess.Bitboard) -> None:
+    def _snapshot(self, t: int, occupied: chess.Bitboard) -> None:
         """A full scan, after a reconnection: the board as it is, all at once, no touches."""
         if not self.debouncer.reset(occupied):
             return
@@ -457,7 +535,7 @@ class Referee:
         self._after_outage = not (self.occupied == position.occupied
                                   or position.full(self.occupied))
 
-    def _catch_up(self, t: float) -> None:
+    def _catch_up(self, t: int) -> None:
         """Moves made while the link was down: the one legal move (or pair of moves, one
         each) after which the board is the position, a move on its way or the next
         player's pieces in hand is taken, with a note in the record."""
@@ -496,7 +574,7 @@ class Referee:
         third = _Position(board)
         return bool(third.full(self.occupied) or third.partial(self.occupied))
 
-    def _complete_for(self, side: chess.Color, t: float, ending: bool = False) -> None:
+    def _complete_for(self, side: chess.Color, t: int, ending: bool = False) -> None:
         """A button of the side not to move ends the mover's turn if a move stands; one
         that ends the game (`ending`) also takes a capture nobody saw land, and the
         button's own side's move if one stands placed."""
@@ -533,7 +611,8 @@ class Referee:
         self._remote_observe(change.t)
         match = self.turn.match
         if (self._clock_decision is not None and self.result is None and match is not None
-                and self.turn.ambiguous is None and self._placed(match)):
+                and self.turn.ambiguous is None and self._placed(match)
+                and not self._promoting(match)):  # (a promotion's selector may yet come)
             self._complete_match(change.t)  # the press waited for this: the piece has landed
 
     def _reading(self, deciding: bool = False) -> chess.Bitboard:
@@ -557,7 +636,7 @@ class Referee:
 
         def plausible(reading: chess.Bitboard) -> float:
             full = position.full(reading)
-            if full and not full[0].filled and self._landed(_Match(full, 0.0)):
+            if full and not full[0].filled and self._landed(_Match(full, 0)):
                 return 5  # a capture seen landing: the capturing piece left the bad square
             if reading == position.occupied:
                 return 4
@@ -571,7 +650,7 @@ class Referee:
 
         return max(readings, key=plausible)  # the first of the best: as before, if it ties
 
-    def _sensor_fault(self, t: float, square: chess.Square, why: str) -> None:
+    def _sensor_fault(self, t: int, square: chess.Square, why: str) -> None:
         """A sensor not to be believed any more; the game goes on without it."""
         self.faulty |= chess.BB_SQUARES[square]
         self._alert(t, "suspect-sensor", None, _squares(self.faulty),
@@ -601,7 +680,7 @@ class Referee:
                     found.setdefault(square, []).append(shape)
         return next(iter(found.items())) if len(found) == 1 else None
 
-    def _explain(self, t: float) -> None:
+    def _explain(self, t: int) -> None:
         if self.remote.side is not None and self.remote.busy(self.board):
             self._remote_wait(t)
             return
@@ -661,18 +740,18 @@ class Referee:
             return
         self._unexplained(t)
 
-    def _leave_match(self, t: float) -> None:
+    def _leave_match(self, t: int) -> None:
         match = self.turn.match
         if match is None:
             return
         released = self.turn.released
         if match not in released:  # one released keeps the time it was first left
             match.left_at = self._burst_start(t)
-            if t - match.since >= RELEASED_AFTER and self._placed(match):
+            if t - match.since >= RELEASED_AFTER_US and self._placed(match):
                 released.append(match)  # a piece in hand is not released
         self.turn.match = None
 
-    def _burst_start(self, t: float) -> float:
+    def _burst_start(self, t: int) -> int:
         """When the change being settled began: its first raw toggle, bounce included."""
         if self._changing is None:
             return t
@@ -737,7 +816,7 @@ class Referee:
         """
         events = self.turn.events_on
         for match in self._lines():
-            since = match.left_at or 0.0
+            since = match.left_at or 0
             for line in self._distinct(match.shapes):
                 for reply in self._replies(line).full(occupied):
                     seen = events.get(reply.captured, []) if reply.captured is not None else []
@@ -761,10 +840,10 @@ class Referee:
         if self.occupied & ~after:
             return True
         events = self.turn.events_on
-        return any(reply.captured is not None and events.get(reply.captured, [(-1.0, False)])
+        return any(reply.captured is not None and events.get(reply.captured, [(NEVER, False)])
                    [-1][0] >= since for reply in self._replies(line).full(self.occupied))
 
-    def _opponent_started(self, t: float) -> bool:
+    def _opponent_started(self, t: int) -> bool:
         """If the board shows the opponent answering a move, that move is complete."""
         waiting = False
         for match in self._lines():
@@ -823,14 +902,14 @@ class Referee:
             self._explain(t)
         return True
 
-    def _first_real_lift(self, seen: list[tuple[float, bool]]) -> float | None:
+    def _first_real_lift(self, seen: list[tuple[int, bool]]) -> int | None:
         """The first lift in these raw events that lasted past the debounce."""
-        for (when, placed), after in zip(seen, seen[1:] + [(float("inf"), True)]):
+        for (when, placed), after in zip(seen, seen[1:] + [(FOREVER, True)]):
             if not placed and after[0] - when >= self.debouncer.settle:
                 return when
         return None
 
-    def _explained(self, t: float) -> None:
+    def _explained(self, t: int) -> None:
         if self._unexplained_since is not None:
             self._unexplained_since = None
             if "position-mismatch" in self.alerts:
@@ -843,7 +922,7 @@ class Referee:
         if "illegal-move" in self.alerts and self.occupied == self.turn.position.occupied:
             self._clear(t, "illegal-move")  # the position is reinstated
 
-    def _unexplained(self, t: float) -> None:
+    def _unexplained(self, t: int) -> None:
         position = self.turn.position
         emptied = position.occupied & ~self.occupied
         filled = self.occupied & ~position.occupied
@@ -864,7 +943,7 @@ class Referee:
             self._unexplained_since = t
         self._unexplained_lifts |= set(_squares(emptied & ~own))
 
-    def _short_wrong_side(self, t: float) -> None:
+    def _short_wrong_side(self, t: int) -> None:
         """An opponent's piece lifted and put back before the mismatch alert: touched out of turn."""
         board = self.turn.position.board
         touched = [sq for sq in self._unexplained_lifts if board.color_at(sq) == (not board.turn)]
@@ -875,7 +954,7 @@ class Referee:
                         f"{_NAMES[side]} lifted a piece on {_NAMES[board.turn]}'s turn")
             self._clear(t, "wrong-side")
 
-    def _mismatch(self, when: float) -> None:
+    def _mismatch(self, when: int) -> None:
         reference = self._reference_occupancy()
         missing = reference & ~self.occupied
         extra = self.occupied & ~reference
@@ -894,7 +973,7 @@ class Referee:
 
     # ------------------------------------------------------------------ the clock
 
-    def _clock(self, t: float, side: chess.Color,
+    def _clock(self, t: int, side: chess.Color,
                times: tuple[float, float] | None = None) -> None:
         self._clock_in_use = True
         if self.remote.side is not None and self.remote.busy(self.board):
@@ -909,7 +988,7 @@ class Referee:
             return  # the lever is already down on that side: nothing happens
         self._pressed = t
         self._reported = None if times is None else (t, times)
-        if t - self._last_raw < PRESS_SKEW:
+        if t - self._last_raw < PRESS_SKEW_US:
             # A square toggled just now: a slide's blip or a bounce still going, or the
             # last placement skewed behind the press. Judge once the board has settled.
             self._defer_press(t)
@@ -928,15 +1007,21 @@ class Referee:
         turn = self.turn
         if turn.ambiguous is not None:
             return  # the capture is complete; it waits for the capturing square
-        if turn.match is not None and self._placed(turn.match):
+        if turn.match is not None and self._placed(turn.match) and not self._promoting(turn.match):
             self._complete_match(t)
         else:
             self._defer_press(t)
 
-    def _defer_press(self, t: float) -> None:
+    @staticmethod
+    def _promoting(match: _Match) -> bool:
+        """A promotion: at a press its selector may still come, within the press's grace
+        (the player presses, then sets the piece) or until the opponent starts."""
+        return bool(match.shapes[0].move.promotion)
+
+    def _defer_press(self, t: int) -> None:
         """Judge the press CLOCK_GRACE later (a placement skewed behind it, a piece still in
         hand), or as soon as the opponent lifts one of his pieces that stood still."""
-        self._clock_decision = t + CLOCK_GRACE
+        self._clock_decision = t + CLOCK_GRACE_US
         board = self.board
         in_hand = board.occupied_co[board.turn] & ~(self.occupied & self.debouncer.raw)
         victims = 0  # what a piece in hand may yet take: its lift is the mover's
@@ -946,7 +1031,7 @@ class Referee:
                 victims |= chess.BB_SQUARES[move.to_square ^ 8]  # the pawn passed by
         self._waiting_pieces = self.debouncer.steady & board.occupied_co[not board.turn] & ~victims
 
-    def _decide_clock(self, when: float) -> None:
+    def _decide_clock(self, when: int) -> None:
         self._clock_decision = None
         plies = len(self.board.move_stack)
         for change in self.debouncer.flush():
@@ -989,7 +1074,7 @@ class Referee:
         else:
             self._illegal_move(pressed)
 
-    def _landed_then_taken(self, pressed: float) -> tuple[list[Shape], float] | None:
+    def _landed_then_taken(self, pressed: int) -> tuple[list[Shape], int] | None:
         """The move made if a piece that landed before the press, and was lifted just after
         it (too soon to settle), did land: the opponent taking it at once; and when he
         lifted it. (Not a slide's blip: then the piece lands further on, and the move is
@@ -1008,12 +1093,12 @@ class Referee:
 
     # ------------------------------------------------------------------ completing moves
 
-    def _complete_match(self, t: float, guess: bool = False) -> None:
+    def _complete_match(self, t: int, guess: bool = False) -> None:
         match = self.turn.match
         assert match is not None
         self._commit(match.shapes, match.since, guess=guess)
 
-    def _commit(self, shapes: list[Shape], t: float, guess: bool = False) -> None:
+    def _commit(self, shapes: list[Shape], t: int, guess: bool = False) -> None:
         """Complete the move these shapes describe, or wait if the capture is ambiguous."""
         chosen = self._choose(shapes)
         if chosen is ILLEGAL:
@@ -1027,7 +1112,7 @@ class Referee:
             if self._pressed is not None and self._switched is None:
                 self._switched = self._press_clock(self.board.turn, t)
                 self._pressed = None
-            self.turn.ambiguous = _Match(self._distinct(shapes), t, self.now)
+            self.turn.ambiguous = _Match(self._distinct(shapes), t, self._now)
             self._dirty = True
             self.turn.match = None
             self._clock_decision = None
@@ -1046,7 +1131,7 @@ class Referee:
             seen.setdefault(shape.move.to_square, shape)
         return list(seen.values())
 
-    def _choose(self, shapes: list[Shape], before: float = float("inf")) -> Shape | None | _Illegal:
+    def _choose(self, shapes: list[Shape], before: int = FOREVER) -> Shape | None | _Illegal:
         """The move among shapes of one occupancy, from the event history; None when
         nothing tells captures apart, ILLEGAL when the history shows a capture elsewhere."""
         candidates = self._distinct(shapes)
@@ -1064,7 +1149,7 @@ class Referee:
         return candidates[0] if len(candidates) == 1 else None
 
     def _capture_evidence(
-        self, origin: chess.Square, before: float = float("inf")
+        self, origin: chess.Square, before: int = FOREVER
     ) -> tuple[list[chess.Square], list[chess.Square]]:
         """Where a piece lifted from `origin` was seen to capture, likeliest first.
 
@@ -1076,9 +1161,9 @@ class Referee:
         events = self.turn.events_on
         board = self.turn.position.board
         lifted = max((w for w, placed in events.get(origin, []) if w < before and not placed),
-                     default=float("-inf"))
-        landed: list[tuple[float, chess.Square]] = []
-        taken: list[tuple[float, chess.Square]] = []
+                     default=NEVER)
+        landed: list[tuple[int, chess.Square]] = []
+        taken: list[tuple[int, chess.Square]] = []
         for square in chess.scan_forward(board.occupied_co[not board.turn]):
             seen = [e for e in events.get(square, ()) if e[0] < before]
             if not seen:
@@ -1111,10 +1196,10 @@ class Referee:
         for shape in candidates:
             if shape.move.to_square == square:
                 self.turn.ambiguous = None
-                self._push(self._with_promotion(shape, candidates), self.now)
+                self._push(self._with_promotion(shape, candidates), self._now)
                 return
 
-    def _push(self, shape: Shape, t: float) -> None:
+    def _push(self, shape: Shape, t: int) -> None:
         board = self.board
         mover = board.turn
         self._from_scan = False
@@ -1129,7 +1214,7 @@ class Referee:
             pressed = self._press_clock(mover, t)
         self._pressed = None
         remaining, elapsed = pressed if pressed is not None else (None, None)
-        self._out.append(MoveMade(t, len(board.move_stack), move, san, remaining, elapsed))
+        self._out.append(MoveMade(seconds(t), len(board.move_stack), move, san, remaining, elapsed))
         if self._offer_pending is not None and self.draw_offer == mover:
             self._note(self._offer_pending, f"{_NAMES[mover]} offers a draw (=)")
         self._offer_pending = None
@@ -1149,7 +1234,7 @@ class Referee:
 
     # ------------------------------------------------------------------ rules
 
-    def _check_touch_move(self, shape: Shape, t: float) -> None:
+    def _check_touch_move(self, shape: Shape, t: int) -> None:
         if not self.profile.touch_move:
             return
         board, turn = self.board, self.turn
@@ -1168,13 +1253,13 @@ class Referee:
                  if board.color_at(sq) == (not mover) and position.capturable(sq)
                  and self.remote.side is None]  # the person also handles the computer's pieces
         if turn.must_move is not None and position.movable(turn.must_move):
-            own.insert(0, (float("-inf"), turn.must_move))
+            own.insert(0, (NEVER, turn.must_move))
         moved_from = shape.moved_from
         if board.is_castling(shape.move):
             king, rook = self._castling_squares(shape)
             lifted = dict((sq, when) for when, sq in reversed(turn.touched))
             if rook in lifted and (king not in lifted
-                                   or lifted[rook] < lifted[king] - ROOK_FIRST_MARGIN):
+                                   or lifted[rook] < lifted[king] - ROOK_FIRST_MARGIN_US):
                 self._alert(t, "touch-move", mover, (rook,),
                             f"{_NAMES[mover]} touched the rook before the king: no castling "
                             "with that rook; the rook must move (FIDE 4.4.2)")
@@ -1204,7 +1289,7 @@ class Referee:
             self._touch_alert(t, mover, (square,), f"the touched piece on "
                               f"{chess.square_name(square)} must be captured (FIDE 4.3.2)")
 
-    def _must_castle(self, shape: Shape, t: float) -> bool:
+    def _must_castle(self, shape: Shape, t: int) -> bool:
         """4.4.1: the king, then a rook, touched: castling with it, if legal, is the move."""
         board, turn = self.board, self.turn
         king = board.king(board.turn)
@@ -1213,14 +1298,14 @@ class Referee:
             return False
         for castle in board.generate_castling_moves():
             _, rook = self._castling_squares(shape_of(board, castle))
-            if rook in lifted and lifted[rook] >= lifted[king] - ROOK_FIRST_MARGIN:
+            if rook in lifted and lifted[rook] >= lifted[king] - ROOK_FIRST_MARGIN_US:
                 self._touch_alert(t, board.turn, (king, rook),
                                   f"king and rook touched: castling ({board.san(castle)}) "
                                   "was legal and must be played (FIDE 4.4.1)")
                 return True
         return False
 
-    def _touch_alert(self, t: float, side: chess.Color, squares: tuple[chess.Square, ...],
+    def _touch_alert(self, t: int, side: chess.Color, squares: tuple[chess.Square, ...],
                      text: str) -> None:
         self._alert(t, "touch-move", side, squares, f"{_NAMES[side]}: {text}")
 
@@ -1229,7 +1314,7 @@ class Referee:
         rook = next(sq for sq in _squares(shape.moved_from) if sq != king)
         return king, rook
 
-    def _check_changed(self, shape: Shape, t: float) -> None:
+    def _check_changed(self, shape: Shape, t: int) -> None:
         if not self.profile.move_changed:
             return
         # A released placement that the final move only extends (the rook of a castling
@@ -1252,7 +1337,7 @@ class Referee:
             found += landed[:1] or taken[:1]
         return tuple(found)
 
-    def _illegal_move(self, t: float, captured: tuple[chess.Square, ...] = ()) -> None:
+    def _illegal_move(self, t: int, captured: tuple[chess.Square, ...] = ()) -> None:
         """`captured`: a square the piece was seen capturing on, unseen in the occupancy."""
         if self._after_outage or self._from_scan:
             self._outage_mismatch(t)
@@ -1283,7 +1368,7 @@ class Referee:
         turn.events_on.clear()
         turn.seen.clear()
 
-    def _outage_mismatch(self, t: float) -> None:
+    def _outage_mismatch(self, t: int) -> None:
         """A press on a board that changed unseen while the link was down: no penalty; the
         position is to be restored (the LEDs show how), and play goes on from it."""
         self._abandon_attempt()
@@ -1292,7 +1377,7 @@ class Referee:
             self._note(t, "moves were made while the board was not connected and its scan "
                           "does not tell which: restore the position shown (no penalty)")
 
-    def _illegal(self, t: float, code: str, squares: tuple[chess.Square, ...], text: str) -> None:
+    def _illegal(self, t: int, code: str, squares: tuple[chess.Square, ...], text: str) -> None:
         """A completed illegal move (7.5.1) or a press without a move (7.5.3)."""
         mover = self.board.turn
         self._alert(t, code, mover, squares, f"{_NAMES[mover]}: {text}")
@@ -1309,14 +1394,20 @@ class Referee:
             self._note(t, f"{code} by {_NAMES[mover]}: +{self.profile.penalty_seconds // 60} "
                           f"min to {_NAMES[not mover]} (FIDE 7.5.5)")
 
-    def _switched_at(self, t: float) -> float:
-        """When the clock goes over: at the press, or where no press, when the move stood."""
-        return max(self._pressed if self._pressed is not None else t, self.clock.now or 0.0)
+    def _clock_now(self) -> int:
+        """The latest time the clock was given, in us (0 before any)."""
+        ms = self.clock.now_ms
+        return 0 if ms is None else ms * 1000
 
-    def _press_clock(self, mover: chess.Color, t: float) -> PressResult | None:
+    def _switched_at(self, t: int) -> int:
+        """When the clock goes over: at the press, or where no press, when the move stood."""
+        return max(self._pressed if self._pressed is not None else t, self._clock_now())
+
+    def _press_clock(self, mover: chess.Color, t: int) -> PressResult | None:
         """The clock goes over for the move just completed; an external clock's times,
         reported with the press that completed it, replace what the lever clock computed."""
-        at = self._switched_at(t)
+        at_us = self._switched_at(t)
+        at = seconds(at_us)  # (the clock takes seconds and keeps whole ms: exact)
         pressed = self.clock.press(mover, at)
         reported, self._reported = self._reported, None
         if pressed is None or reported is None or reported[0] != self._pressed:
@@ -1327,11 +1418,12 @@ class Referee:
         # reconnection, decide the period (and so the time this press may add)
         self.external.moves_before(self.clock.moves_made(chess.WHITE) - (mover == chess.WHITE),
                                    self.clock.moves_made(chess.BLACK) - (mover == chess.BLACK))
-        check = self.external.check(reading, when)
+        check = self.external.check(reading, seconds(when))
         if not check.accepted:
             own = (self.clock.remaining(chess.WHITE, at), self.clock.remaining(chess.BLACK, at))
             if own[0] is not None and own[1] is not None:  # the next is judged against these
-                self.external.rebase(ClockReading(own[0], own[1], *reading_running(mover)), when)
+                self.external.rebase(ClockReading(own[0], own[1], *reading_running(mover)),
+                                     seconds(when))
             if "clock-fault" in self.alerts:  # already shown: the board keeps its own time
                 return pressed
             self._alert(when, "clock-fault", None, (),
@@ -1342,14 +1434,14 @@ class Referee:
         self.clock.set_times(white, black, at)
         return PressResult(reading.time(mover), pressed.elapsed)
 
-    def _penalty(self, t: float, to_side: chess.Color, reason: str) -> None:
+    def _penalty(self, t: int, to_side: chess.Color, reason: str) -> None:
         """Time for the opponent of the offender (7.5.5, 9.5.3), applied to the clock."""
-        seconds = self.profile.penalty_seconds
-        self.external.allow_added_time(to_side, seconds)  # the arbiter sets it on the clock
-        self.clock.add_time(to_side, seconds, max(t, self.clock.now or 0.0))
-        self._out.append(Penalty(t, to_side, seconds, reason))
+        added = self.profile.penalty_seconds
+        self.external.allow_added_time(to_side, added)  # the arbiter sets it on the clock
+        self.clock.add_time(to_side, added, seconds(max(t, self._clock_now())))
+        self._out.append(Penalty(seconds(t), to_side, added, reason))
 
-    def _flag(self, when: float) -> None:
+    def _flag(self, when: int) -> None:
         """The side to move ran out of time (FIDE 6.9), unless a mate already stood."""
         match = self.turn.match
         if match is not None and self._placed(match) and all(self._ends_game(s)
@@ -1372,7 +1464,7 @@ class Referee:
 
     # ------------------------------------------------------------------ draws and results
 
-    def _check_game_end(self, t: float) -> None:
+    def _check_game_end(self, t: int) -> None:
         board = self.board
         outcome = board.outcome(claim_draw=False)
         if outcome is not None:
@@ -1390,12 +1482,12 @@ class Referee:
             elif board.is_fifty_moves():
                 self._game_over(t, "1/2-1/2", "fifty-moves")
 
-    def _game_ending_deadline(self) -> float | None:
+    def _game_ending_deadline(self) -> int | None:
         """When a move standing on the board may end the game by itself (checked then)."""
         match = self.turn.match
         if match is None or self._clock_decision is not None or match.ends_game is False:
             return None
-        return match.since + GAME_END_HOLD
+        return match.since + GAME_END_HOLD_US
 
     def _landed(self, match: _Match) -> bool:
         """Whether the capturing piece was seen landing on one of its victims (by the time
@@ -1404,7 +1496,7 @@ class Referee:
 
     def _landings(self, match: _Match) -> list[Shape]:
         """The match's captures whose piece was seen coming down on the victim's square."""
-        before = match.left_at if match.left_at is not None else float("inf")
+        before = match.left_at if match.left_at is not None else FOREVER
         landed, _ = self._capture_evidence(match.shapes[0].move.from_square, before)
         return [shape for shape in match.shapes if shape.captured in landed[:1]]
 
@@ -1416,7 +1508,7 @@ class Referee:
         finally:
             board.pop()
 
-    def _end_by_placement(self, when: float) -> None:
+    def _end_by_placement(self, when: int) -> None:
         """A mating or drawing move ends the game without a press (FIDE 6.2.1)."""
         match = self.turn.match
         assert match is not None
@@ -1425,7 +1517,7 @@ class Referee:
         if match.ends_game:
             self._complete_match(when, guess=True)
 
-    def _accept_draw(self, t: float, side: chess.Color) -> None:
+    def _accept_draw(self, t: int, side: chess.Color) -> None:
         if self.draw_offer is None or self.draw_offer == side:
             return
         self._complete_for(side, t, ending=True)  # the offerer's move stands
@@ -1435,7 +1527,7 @@ class Referee:
         self._complete_for(side, t)
         self._game_over(t, "1/2-1/2", "agreement")
 
-    def _claim(self, t: float, side: chess.Color) -> None:
+    def _claim(self, t: int, side: chess.Color) -> None:
         self._complete_for(side, t)
         if self.result is not None:
             return
@@ -1472,7 +1564,7 @@ class Referee:
             return
         self._wrong_claim(t, side)
 
-    def _judge_pending_claim(self, t: float, claimant: chess.Color) -> None:
+    def _judge_pending_claim(self, t: int, claimant: chess.Color) -> None:
         """The claimant's declared move has been made: judge the claim on it (9.2.1)."""
         self._claim_pending = None
         board = self.board
@@ -1482,7 +1574,7 @@ class Referee:
         else:
             self._wrong_claim(t, claimant)
 
-    def _wrong_claim(self, t: float, side: chess.Color) -> None:
+    def _wrong_claim(self, t: int, side: chess.Color) -> None:
         self._alert(t, "wrong-claim", side, (),
                     f"{_NAMES[side]} claimed a draw that the position does not allow; "
                     "the game goes on (FIDE 9.5.3)")
@@ -1492,12 +1584,12 @@ class Referee:
             self._note(t, f"wrong draw claim by {_NAMES[side]}: "
                           f"+{self.profile.penalty_seconds // 60} min to {_NAMES[not side]}")
 
-    def _game_over(self, t: float, result: str, termination: str) -> None:
+    def _game_over(self, t: int, result: str, termination: str) -> None:
         if self.turn.ambiguous is not None:  # a completed capture goes into the record
             self._commit(self.turn.ambiguous.shapes, t, guess=True)
             if self.result is not None:
                 return
-        self.result = GameOver(t, result, termination)
+        self.result = GameOver(seconds(t), result, termination)
         for code in list(self.alerts):
             self._clear(t, code)
         self._clock_decision = None
@@ -1505,7 +1597,7 @@ class Referee:
 
     # ------------------------------------------------------------------ the remote side
 
-    def _opponent_moved(self, t: float, move: chess.Move) -> None:
+    def _opponent_moved(self, t: int, move: chess.Move) -> None:
         """The remote side's move: the game's at once (its clock stops), then made on the
         board by the person, who is shown it (board_ctl.core.remote)."""
         remote, board = self.remote, self.board
@@ -1523,7 +1615,7 @@ class Referee:
         self._dirty = True
         self._remote_settled(t)
 
-    def _remote_raw(self, t: float, square: chess.Square, placed: bool) -> bool:
+    def _remote_raw(self, t: int, square: chess.Square, placed: bool) -> bool:
         """A raw change while the board lags the game or the remote side is to move: only
         the hands' evidence and the debouncer see it. True when it is handled here."""
         remote, board = self.remote, self.board
@@ -1540,7 +1632,7 @@ class Referee:
         self.debouncer.toggle(t, square, placed)
         return True
 
-    def _remote_settled(self, t: float) -> bool:
+    def _remote_settled(self, t: int) -> bool:
         """A settled change (or a scan): True when the board is not the person's to play
         on, so nothing is judged; the remote side's move is done once the board shows it."""
         remote = self.remote
@@ -1558,53 +1650,53 @@ class Referee:
             return True
         return False
 
-    def _remote_wait(self, t: float) -> None:
+    def _remote_wait(self, t: int) -> None:
         """While the board is not the person's to play on, no mismatch is pending."""
         self._unexplained_since = None
         self._unexplained_lifts = set()
         self._clear(t, "position-mismatch")
 
-    def _executed(self, t: float) -> None:
+    def _executed(self, t: int) -> None:
         """The board shows the game again: the person's turn starts now."""
         self.remote.execution = None
         self.turn = _Turn(self.turn.position, t)
         self._dirty = True
 
-    def _remote_observe(self, t: float) -> None:
+    def _remote_observe(self, t: int) -> None:
         """Note when the person's move standing on the board last (re)appeared."""
         remote, match = self.remote, self.turn.match
         if remote.side is not None and match is not remote.standing:
             remote.standing, remote.standing_since = match, t
 
-    def _remote_due(self) -> list[tuple[float, Callable[[float], None]]]:
+    def _remote_due(self) -> list[tuple[int, Callable[[int], None]]]:
         remote = self.remote
         if remote.side is None or self.result is not None:
             return []
-        due: list[tuple[float, Callable[[float], None]]] = []
+        due: list[tuple[int, Callable[[int], None]]] = []
         execution = remote.execution
         if execution is not None:
             deadline = execution.deadline()
             if deadline is not None:
                 due.append((deadline, self._hold_over))
             return due
-        self._remote_observe(self.now)
+        self._remote_observe(self._now)
         match = self.turn.match
         if (match is not None and not self._clock_in_use and self.board.turn != remote.side
                 and self._clock_decision is None and self.turn.ambiguous is None
                 and self._placed(match)):
             # No clock: a legal move released (FIDE 4.7) is complete, as the remote side
             # cannot start its reply on the board.
-            due.append((remote.standing_since + RELEASED_AFTER, self._released))
+            due.append((remote.standing_since + RELEASED_AFTER_US, self._released))
         return due
 
-    def _hold_over(self, when: float) -> None:
+    def _hold_over(self, when: int) -> None:
         execution = self.remote.execution
         if execution is not None and self.occupied == execution.target:
             self._executed(when)
         elif execution is not None:
             execution.reached = None
 
-    def _released(self, when: float) -> None:
+    def _released(self, when: int) -> None:
         if self.turn.match is not None:
             self._complete_match(when)
 
@@ -1620,7 +1712,7 @@ class Referee:
             remote.hint, remote.hint_wanted = move, False
             self._dirty = True
 
-    def _takeback(self, t: float) -> None:
+    def _takeback(self, t: int) -> None:
         """The last full move back (casual): the person's last move and the reply to it;
         the clocks keep their times, the LEDs guide the pieces back."""
         remote, board = self.remote, self.board
@@ -1631,9 +1723,9 @@ class Referee:
             return
         for _ in range(plies):
             board.pop()
-        self._out.append(TakenBack(t, plies))
+        self._out.append(TakenBack(seconds(t), plies))
         if self.clock.turn is not None and self.clock.turn != board.turn:
-            self.clock.press(self.clock.turn, max(t, self.clock.now or 0.0))
+            self.clock.press(self.clock.turn, seconds(max(t, self._clock_now())))
         for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
             self._clear(t, code)
         self.draw_offer = None
@@ -1648,18 +1740,18 @@ class Referee:
 
     # ------------------------------------------------------------------ effects
 
-    def _alert(self, t: float, code: str, side: chess.Color | None,
+    def _alert(self, t: int, code: str, side: chess.Color | None,
                squares: tuple[chess.Square, ...], text: str) -> None:
-        alert = Alert(t, code, side, squares, text)
+        alert = Alert(seconds(t), code, side, squares, text)
         self.alerts[code] = alert
         self._out.append(alert)
 
-    def _clear(self, t: float, code: str) -> None:
+    def _clear(self, t: int, code: str) -> None:
         if self.alerts.pop(code, None) is not None:
-            self._out.append(AlertCleared(t, code))
+            self._out.append(AlertCleared(seconds(t), code))
 
-    def _note(self, t: float, text: str) -> None:
-        self._out.append(Note(t, text))
+    def _note(self, t: int, text: str) -> None:
+        self._out.append(Note(seconds(t), text))
 
     def led_view(self) -> LedView:
         turn = self.turn
@@ -1698,7 +1790,7 @@ class Referee:
         )
         if signature != self._led_signature:
             self._led_signature = signature
-            frame = led_frame(self.now, self.led_view(), self._out)
+            frame = led_frame(seconds(self._now), self.led_view(), self._out)
             last = self._last_frame
             if last is None or (frame.squares, frame.status, frame.guidance, frame.buzzer) != (
                     last.squares, last.status, last.guidance, last.buzzer):

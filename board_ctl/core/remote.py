@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 import chess
 
 from board_ctl.core.effects import Blink, Colour, Remote, SquareLight
+from board_ctl.core.timebase import us
 
 REMOTE_HOLD = 1.0  # s the board must stand unchanged in the game's position when nothing
 # else shows the capturing piece came down (a piece pushed off its square unseen)
@@ -71,37 +72,38 @@ def move_lights(board: chess.Board, move: chess.Move, blink: Blink = Blink.STEAD
 @dataclass(slots=True)
 class Execution:
     """The board is to be brought to the game's position (`target` occupancy): the remote
-    side's move to make (`move`), or a position to restore after a takeback."""
+    side's move to make (`move`), or a position to restore after a takeback. Times are
+    the core's microseconds."""
 
     target: chess.Bitboard
-    since: float
+    since: int
     move: chess.Move | None = None
     lights: tuple[SquareLight, ...] = ()
     origin: chess.Square | None = None  # the moving piece's square
     proof_square: chess.Square | None = None  # a square that must see a piece come down
     placements_needed: int = 0
-    hold: float = REMOTE_HOLD
+    hold: int = us(REMOTE_HOLD)
     lifted: bool = False  # the moving piece was seen leaving its square
     placements: int = 0  # pieces seen coming down on proof_square since then
-    last_change: float = 0.0  # the latest raw change anywhere on the board
-    reached: float | None = None  # since when the settled board shows the target
+    last_change: int = 0  # the latest raw change anywhere on the board
+    reached: int | None = None  # since when the settled board shows the target
 
     @classmethod
-    def of_move(cls, board: chess.Board, move: chess.Move, t: float, target: chess.Bitboard
+    def of_move(cls, board: chess.Board, move: chess.Move, t: int, target: chess.Bitboard
                 ) -> Execution:
         """The remote side's `move`, played in `board` (the position before it)."""
         capture = board.is_capture(move) and not board.is_en_passant(move)
         needed = 2 if move.promotion else 1 if capture else 0
         return cls(target, t, move, move_lights(board, move), move.from_square,
                    move.to_square if needed else None, needed,
-                   PROMOTION_HOLD if move.promotion else REMOTE_HOLD, last_change=t)
+                   us(PROMOTION_HOLD if move.promotion else REMOTE_HOLD), last_change=t)
 
     @classmethod
-    def restore(cls, t: float, target: chess.Bitboard) -> Execution:
+    def restore(cls, t: int, target: chess.Bitboard) -> Execution:
         """The board back to the game's position (after a takeback)."""
-        return cls(target, t, hold=REMOTE_HOLD, last_change=t)
+        return cls(target, t, hold=us(REMOTE_HOLD), last_change=t)
 
-    def raw(self, t: float, square: chess.Square, placed: bool) -> None:
+    def raw(self, t: int, square: chess.Square, placed: bool) -> None:
         """A raw sensor change (bounces and blips included): evidence of the hands."""
         self.last_change = t
         if square == self.origin and not placed:
@@ -109,7 +111,7 @@ class Execution:
         elif square == self.proof_square and placed and self.lifted:
             self.placements += 1
 
-    def settled(self, t: float, occupied: chess.Bitboard) -> None:
+    def settled(self, t: int, occupied: chess.Bitboard) -> None:
         if occupied != self.target:
             self.reached = None
         elif self.reached is None:
@@ -121,7 +123,7 @@ class Execution:
         return (self.reached is not None and self.move is not None
                 and self.placements >= self.placements_needed)
 
-    def deadline(self) -> float | None:
+    def deadline(self) -> int | None:
         """When the board, standing unchanged in the target, counts as done."""
         if self.reached is None:
             return None
@@ -138,7 +140,7 @@ class RemoteState:
     hint_wanted: bool = False  # the hint button was pressed: the remote side may answer
     # The person's move standing on the board, and since when (it completes once released)
     standing: object = None
-    standing_since: float = 0.0
+    standing_since: int = 0
     history: list[chess.Move] = field(default_factory=list)  # the remote side's moves
 
     def busy(self, board: chess.Board) -> bool:

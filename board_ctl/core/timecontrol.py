@@ -16,6 +16,10 @@ Grammar (whole seconds everywhere; ``str(tc)`` gives the canonical form back)::
   (``40/7200:20/3600`` is 20 moves per hour after move 40; ``40/9000`` every 40 moves).
 - A period has at most one bonus; ``+0``/``d0``/``b0`` mean none, and leading zeros are
   accepted; both are dropped from the canonical form (``300+0`` -> ``300``).
+- Every field is bounded by what a clock can show: times (a period's, a bonus, a
+  sandclock's) at most 999:59:59 (``MAX_CLOCK_SECONDS``), a move count at most 999, and
+  at most 20 periods. A larger value is refused naming the field, never carried on to
+  overflow later.
 """
 
 from __future__ import annotations
@@ -34,6 +38,12 @@ BLITZ_MAX_SECONDS = 10 * 60  # blitz: <= 10 min
 STANDARD_MIN_SECONDS = 60 * 60  # standard: >= 60 min; rapid in between
 CATEGORY_MOVES = 60
 
+MAX_CLOCK_SECONDS = 999 * 3600 + 59 * 60 + 59  # 999:59:59, the most an H:MM:SS display shows
+MAX_MOVES = 999  # a period's move count (three digits)
+MAX_PERIODS = 20
+_TIME_FIELDS = {"seconds": "the period's time", "increment": "the increment",
+                "simple_delay": "the delay", "bronstein_delay": "the delay"}
+
 _PERIOD = re.compile(
     r"(?:(?P<moves>[0-9]+)/)?(?P<seconds>[0-9]+)(?:(?P<kind>[+db])(?P<bonus>[0-9]+))?"
 )
@@ -45,7 +55,13 @@ class TimeControlError(BoardCtlError, ValueError):
 
     def __init__(self, message: str, text: str | None = None) -> None:
         self.text = text
-        super().__init__(f"TimeControl {text!r}: {message}" if text is not None else message)
+        super().__init__(f"TimeControl {_shown(text)}: {message}" if text is not None else message)
+
+
+def _shown(text: object, limit: int = 40) -> str:
+    """A value as it appears in a message: quoted, and cut short when it is long."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,12 +82,21 @@ class Period:
             value = getattr(self, name)
             if type(value) is not int or value < 0:
                 raise TimeControlError(
-                    f"Period.{name} must be a whole number of seconds >= 0, not {value!r}"
+                    f"Period.{name} must be a whole number of seconds >= 0, not {_shown(value)}"
+                )
+            if value > MAX_CLOCK_SECONDS:
+                raise TimeControlError(
+                    f"Period.{name} ({_TIME_FIELDS[name]}) is at most {MAX_CLOCK_SECONDS} s "
+                    f"(999:59:59, the most a clock shows), not {_shown(value)}"
                 )
         if self.seconds < 1:
             raise TimeControlError("a period needs at least 1 second")
         if self.moves is not None and (type(self.moves) is not int or self.moves < 1):
-            raise TimeControlError(f"Period.moves must be None or at least 1, not {self.moves!r}")
+            raise TimeControlError(
+                f"Period.moves must be None or at least 1, not {_shown(self.moves)}")
+        if self.moves is not None and self.moves > MAX_MOVES:
+            raise TimeControlError(
+                f"Period.moves (the move count) is at most {MAX_MOVES}, not {_shown(self.moves)}")
         if sum(1 for b in (self.increment, self.simple_delay, self.bronstein_delay) if b) > 1:
             raise TimeControlError(
                 "a period has at most one of increment, simple delay, Bronstein delay"
@@ -112,7 +137,15 @@ class TimeControl:
                 "a time control is periods, a sandclock or unknown, not several"
             )
         if self.sandclock is not None and (type(self.sandclock) is not int or self.sandclock < 1):
-            raise TimeControlError(f"a sandclock needs at least 1 second, not {self.sandclock!r}")
+            raise TimeControlError(
+                f"a sandclock needs at least 1 second, not {_shown(self.sandclock)}")
+        if self.sandclock is not None and self.sandclock > MAX_CLOCK_SECONDS:
+            raise TimeControlError(
+                f"a sandclock's time is at most {MAX_CLOCK_SECONDS} s (999:59:59, the most a "
+                f"clock shows), not {_shown(self.sandclock)}")
+        if len(self.periods) > MAX_PERIODS:
+            raise TimeControlError(
+                f"at most {MAX_PERIODS} periods, not {len(self.periods)}")
         for index, period in enumerate(self.periods[:-1]):
             if period.moves is None:
                 raise TimeControlError(
@@ -143,9 +176,12 @@ class TimeControl:
                 raise TimeControlError("a sandclock cannot be combined with other periods", text)
             if not digits.isdigit() or not digits.isascii():
                 raise TimeControlError("a sandclock is '*' and whole seconds, e.g. *180", text)
-            if int(digits) < 1:
+            seconds = _bounded(digits, MAX_CLOCK_SECONDS, "the sandclock's time", "", text)
+            if seconds < 1:
                 raise TimeControlError("a sandclock needs at least 1 second", text)
-            return cls(sandclock=int(digits))
+            return cls(sandclock=seconds)
+        if stripped.count(":") >= MAX_PERIODS:
+            raise TimeControlError(f"at most {MAX_PERIODS} periods", text)
         periods = tuple(
             _parse_period(part, index, text)
             for index, part in enumerate(stripped.split(":"), start=1)
@@ -251,8 +287,21 @@ class TimeControl:
         return "fide" if category == "standard" else category
 
 
+def _bounded(digits: str, limit: int, field: str, where: str, text: str) -> int:
+    """Whole digits as a number no larger than `limit` (checked before converting: a
+    value of thousands of digits is refused as too large, not failed on)."""
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > len(str(limit)) or int(significant) > limit:
+        unit = "" if field == "the move count" else " s"
+        hint = "" if unit == "" else " (999:59:59, the most a clock shows)"
+        raise TimeControlError(
+            f"{where + ': ' if where else ''}{field} is at most {limit}{unit}{hint}, "
+            f"not {_shown(significant, 24)[1:-1]}", text)
+    return int(significant)
+
+
 def _parse_period(part: str, index: int, text: str) -> Period:
-    where = f"period {index} {part!r}"
+    where = f"period {index} {_shown(part)}"
     if not part:
         raise TimeControlError(
             f"period {index} is empty (two ':' in a row, or one at an end)", text
@@ -264,14 +313,17 @@ def _parse_period(part: str, index: int, text: str) -> Period:
     match = _PERIOD.fullmatch(part)
     if match is None or not part.isascii():
         raise TimeControlError(f"{where}: expected {_PERIOD_FORM}", text)
-    moves = int(match["moves"]) if match["moves"] is not None else None
-    seconds = int(match["seconds"])
+    moves = (_bounded(match["moves"], MAX_MOVES, "the move count", where, text)
+             if match["moves"] is not None else None)
+    seconds = _bounded(match["seconds"], MAX_CLOCK_SECONDS, "the period's time", where, text)
     if moves == 0:
         raise TimeControlError(f"{where}: the move count must be at least 1", text)
     if seconds == 0:
         raise TimeControlError(f"{where}: the period's time must be at least 1 second", text)
-    bonus = int(match["bonus"]) if match["bonus"] is not None else 0
     kind = match["kind"]
+    what = {"+": "the increment", "d": "the delay", "b": "the delay"}.get(kind, "")
+    bonus = (_bounded(match["bonus"], MAX_CLOCK_SECONDS, what, where, text)
+             if match["bonus"] is not None else 0)
     return Period(
         seconds=seconds,
         moves=moves,

@@ -2,8 +2,8 @@
 
     board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--time-control TC] [--pgn OUT]
                   [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
-                  [--data-dir DIR] [--opponent [ENGINE]] [--engine-side SIDE] [--level N]
-                  [--movetime S]
+                  [--data-dir DIR] [--livechess [ADDR]] [--opponent [ENGINE]]
+                  [--engine-side SIDE] [--level N] [--movetime S]
 
 Every game is archived in the data directory with its crash-safe journal; a game left
 unfinished there (the service was killed, the power went) is resumed at start-up.
@@ -31,6 +31,8 @@ from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import BoardCtlError, ConfigError
 from board_ctl.opponent.engine import EngineSettings
 from board_ctl.opponent.opponent import Opponent, OpponentSettings
+from board_ctl.livechess.address import DEFAULT_LISTEN
+from board_ctl.livechess.run import endpoint_from_config
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import open_board
 from board_ctl.service.game import OutputNamer
@@ -87,6 +89,9 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--movetime", type=float, metavar="S",
                      help="seconds the engine takes a move (default: its clock with a time "
                           "control, else 1)")
+    run.add_argument("--livechess", nargs="?", const=DEFAULT_LISTEN, metavar="ADDR",
+                     help="serve LiveChess clients (lichess.org/dgt, chess.com) on ADDR "
+                          f"(default {DEFAULT_LISTEN}; else [livechess] listen)")
     run.set_defaults(func=run_command)
 
 
@@ -143,7 +148,8 @@ def _config(args: argparse.Namespace) -> Config:
                 "movetime": args.movetime}
     return config.with_overrides(board=board, serial=serial, emulator=emulator, game=game,
                                  display={"view": args.view},
-                                 output={"data_dir": args.data_dir}, opponent=opponent)
+                                 output={"data_dir": args.data_dir},
+                                 livechess={"listen": args.livechess}, opponent=opponent)
 
 
 def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
@@ -185,12 +191,17 @@ def _start_service(config: Config, args: argparse.Namespace, view: View,
     options = RunOptions(once=args.once, lost_timeout=config.serial.lost_timeout)
     data_dir = config.output.data_dir
     archive = Archive(Path(data_dir).expanduser() if data_dir else default_data_dir())
+    endpoint = endpoint_from_config(config, start)
     service = Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
                       options=options, view=view, status=status, notifier=Notifier(),
-                      archive=archive, opponent=opponent)
+                      archive=archive, observers=[endpoint] if endpoint else [],
+                      opponent=opponent)
     if opponent is not None:
         view.message(f"playing {opponent.label} ({config.opponent.side}); profile "
                      f"{config.board.profile}")
+    if endpoint is not None:
+        endpoint.start(service.submit)
+        view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com)")
     return service
 
 

@@ -505,4 +505,5 @@ class Service:
             termination=result.termination if result else "",
             board=self.board.description, link=self.link, t=referee.now,
             clocks=(referee.clock.remaining(chess.WHITE, referee.now),
-                    referee.clock.remaining(chess.BLACK, referee.now)))
+                    referee.clock.remaining(chess.BLACK, referee.now)),
+            running=referee.clock.turn if referee.clock.running and not result else None)

@@ -47,6 +47,7 @@ class ViewState:
     link: str = "connected"
     t: float = 0.0  # game time, s
     clocks: tuple[float | None, float | None] = (None, None)  # White's, Black's time left
+    running: chess.Color | None = None  # whose clock is running (None: stopped)
 
     @property
     def turn(self) -> chess.Color:

@@ -28,7 +28,7 @@ TICKS = 10_000  # ticks per second (0.1 ms resolution)
 CAPTURE_STYLES = ("victim-first", "attacker-first", "swap-blip", "swap-no-blip")
 CASTLING_STYLES = ("one-hand", "both-lifted")
 PROMOTION_STYLES = ("replace-on-square", "direct")
-PROMOTE_TIMINGS = ("before-lift", "in-hand", "after-placement")
+PROMOTE_TIMINGS = ("before-lift", "in-hand", "after-placement", "after-press")
 EP_ORDERS = ("move-then-remove", "remove-first", "lift-remove-place")
 SIDE_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 
@@ -48,7 +48,9 @@ class RenderStyle:
     capture_styles: tuple[float, float, float, float] = (0.35, 0.35, 0.2, 0.1)  # CAPTURE_STYLES
     castling_styles: tuple[float, float] = (0.6, 0.4)  # CASTLING_STYLES
     promotion_styles: tuple[float, float] = (0.5, 0.5)  # PROMOTION_STYLES
-    promote_timings: tuple[float, float, float] = (1.0, 1.0, 1.0)  # PROMOTE_TIMINGS
+    # PROMOTE_TIMINGS; "after-press": the selector set 1-250 ms after pressing the clock
+    # (without a clock: after the placement)
+    promote_timings: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 0.0)
     queen_default_prob: float = 0.4  # queen promotions with no `promote` event at all
     think: tuple[float, float] = (0.3, 8.0)
     long_think_prob: float = 0.05
@@ -161,6 +163,7 @@ class Renderer:
         self.occupied: set[chess.Square] = set(chess.SquareSet(self.board.occupied))
         self.notes: list[str] = []
         self.prev_was_promotion = False
+        self.selector_after_press: chess.PieceType | None = None
 
     # -- time -------------------------------------------------------------------
 
@@ -409,7 +412,10 @@ class Renderer:
             weights[0] = 0.0
         if not any(weights):
             weights[1] = 1.0
-        return _pick(self.rng, PROMOTE_TIMINGS, tuple(weights))
+        timing = _pick(self.rng, PROMOTE_TIMINGS, tuple(weights))
+        if timing == "after-press" and not self.style.use_clock:
+            return "after-placement"
+        return timing
 
     def _promotion(self, move: chess.Move) -> str:
         piece = move.promotion
@@ -441,6 +447,8 @@ class Renderer:
         if timing == "after-placement":
             self.pause(0.1, 0.6)
             self.promote(piece)
+        elif timing == "after-press":
+            self.selector_after_press = piece  # set once the clock is pressed
         self.notes.append(f"promote:{chess.piece_symbol(piece)}:{timing or 'default-queen'}")
         return f"promotion:{style}"
 
@@ -504,6 +512,10 @@ class Renderer:
             if self._press_clock(is_last=i == len(self.moves) - 1):
                 self.pause(*self.style.clock_delay)
                 self.clock(mover)
+            if self.selector_after_press is not None:
+                self.pause(0.001, 0.250)  # (no press after a mating move: after the placement)
+                self.promote(self.selector_after_press)
+                self.selector_after_press = None
             self.prev_was_promotion = move.promotion is not None
             self._check_occupancy(i)
             traces.append(

@@ -1,0 +1,162 @@
+"""`board-ctl arbiter`: the arbiter station (and `--add-user` to make its users)."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import logging
+import sys
+from pathlib import Path
+
+from board_ctl.archive import default_data_dir
+from board_ctl.errors import BoardCtlError
+
+log = logging.getLogger(__name__)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--broker", metavar="URL",
+                        help="the MQTT broker: mqtt://[USER[:PASSWORD]@]HOST[:PORT] or mqtts://...")
+    parser.add_argument("--listen", default="127.0.0.1:8080", metavar="HOST:PORT",
+                        help="where the web pages are served (default: 127.0.0.1:8080)")
+    parser.add_argument("--users", metavar="FILE",
+                        help="the arbiters' users file (default: DATA_DIR/users)")
+    parser.add_argument("--pairings", metavar="CSV",
+                        help="import a round's pairings at start "
+                             "(round,board,white,black,white_fide_id,black_fide_id)")
+    parser.add_argument("--data-dir", metavar="DIR",
+                        help="the station's journal, pairings and keys "
+                             f"(default: {default_data_dir() / 'station'})")
+    parser.add_argument("--add-user", metavar="NAME",
+                        help="add an arbiter (or change the password) and exit; the password "
+                             "is asked for, or read from standard input when it is not a terminal")
+    parser.add_argument("--broker-user", metavar="NAME",
+                        help="the station's MQTT user name (default: from the URL)")
+    parser.add_argument("--broker-password-file", metavar="FILE",
+                        help="a file holding the station's MQTT password")
+    parser.add_argument("--ca-file", metavar="FILE", help="CA certificate for mqtts://")
+    parser.add_argument("--topic-prefix", default="board-ctl", help="default: board-ctl")
+    parser.add_argument("--client-id", default="board-ctl-station",
+                        help="MQTT client id (the broker keeps its session while away)")
+    parser.add_argument("--event", default="?", help="the Event tag of the broadcast")
+    parser.add_argument("--site", default="?", help="the Site tag of the broadcast")
+    parser.add_argument("--push-url", metavar="URL",
+                        help="push the round's PGN here after every change "
+                             "(lichess: https://lichess.org/api/broadcast/round/ID/push)")
+    parser.add_argument("--push-round", metavar="N", help="the round to push")
+    parser.add_argument("--push-token-file", metavar="FILE",
+                        help="a file holding the bearer token for --push-url")
+    parser.add_argument("--secure-cookies", action="store_true",
+                        help="mark the session cookie Secure (behind an HTTPS proxy)")
+
+
+def _data_dir(args: argparse.Namespace) -> Path:
+    return Path(args.data_dir) if args.data_dir else default_data_dir() / "station"
+
+
+def _users_path(args: argparse.Namespace) -> Path:
+    return Path(args.users) if args.users else _data_dir(args) / "users"
+
+
+def _add_user(args: argparse.Namespace) -> int:
+    from board_ctl.station.users import UsersError, make_user, save_user
+
+    path = _users_path(args)
+    if sys.stdin.isatty():
+        password = getpass.getpass(f"password for {args.add_user}: ")
+        if getpass.getpass("again: ") != password:
+            print("board-ctl arbiter: the passwords differ", file=sys.stderr)
+            return 2
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    try:
+        added = save_user(path, make_user(args.add_user, password))
+    except (UsersError, OSError) as exc:
+        print(f"board-ctl arbiter: {exc}", file=sys.stderr)
+        return 2
+    print(f"{'added' if added else 'changed the password of'} {args.add_user} in {path}")
+    return 0
+
+
+def _listen(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise BoardCtlError(f"--listen {text!r}: HOST:PORT, e.g. 127.0.0.1:8080")
+    return host.strip("[]"), int(port)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.add_user:
+        return _add_user(args)
+    if not args.broker:
+        print("board-ctl arbiter: --broker URL is required (e.g. mqtt://localhost:1883)",
+              file=sys.stderr)
+        return 2
+    try:
+        return _serve(args)
+    except BoardCtlError as exc:
+        print(f"board-ctl arbiter: {exc}", file=sys.stderr)
+        return 2
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from board_ctl.station.broadcast import round_pgn
+    from board_ctl.station.link import BrokerAddress, StationLink
+    from board_ctl.station.push import Pusher
+    from board_ctl.station.station import Station
+    from board_ctl.station.users import load_users
+    from board_ctl.station.web import build_app, load_secret
+
+    host, port = _listen(args.listen)
+    address = BrokerAddress.parse(args.broker,
+                                  Path(args.broker_password_file) if args.broker_password_file
+                                  else None, args.broker_user)
+    data_dir = _data_dir(args)
+    users = load_users(_users_path(args))
+    if not users:
+        log.warning("no arbiter in %s: the arbiter pages cannot be signed into "
+                    "(board-ctl arbiter --add-user NAME)", _users_path(args))
+    link: StationLink | None = None
+
+    def publish(topic: str, payload: str) -> None:
+        assert link is not None
+        link.publish(topic, payload)
+
+    station = Station(data_dir, publish, prefix=args.topic_prefix, event=args.event,
+                      site=args.site)
+    if args.pairings:
+        try:
+            text = Path(args.pairings).read_text(encoding="utf-8-sig")
+        except OSError as exc:
+            raise BoardCtlError(f"--pairings: {exc}") from None
+        station.import_pairings("command line", text, args.pairings)
+    link = StationLink(address, station.deliver, station.connection, prefix=args.topic_prefix,
+                       client_id=args.client_id,
+                       ca_file=Path(args.ca_file) if args.ca_file else None)
+    pusher = None
+    if args.push_url:
+        if not args.push_round:
+            raise BoardCtlError("--push-url needs --push-round N")
+        token = None
+        if args.push_token_file:
+            try:
+                token = Path(args.push_token_file).read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise BoardCtlError(f"--push-token-file: {exc}") from None
+        round_name = str(args.push_round)
+        pusher = Pusher(args.push_url, token, round_name,
+                        lambda: round_pgn(station.hall, round_name, station.pairings,
+                                          station.event, station.site))
+    app = build_app(station, users, load_secret(data_dir / "session.key"),
+                    secure_cookies=args.secure_cookies, pusher=pusher,
+                    on_start=lambda loop: link.start() if link else None,
+                    on_stop=lambda: link.stop() if link else None)
+    print(f"board-ctl arbiter: http://{host}:{port}/ (arbiters: /arbiter), "
+          f"broker {address.host}:{address.port}", file=sys.stderr)
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                            timeout_graceful_shutdown=2)
+    uvicorn.Server(config).run()
+    station.close()
+    return 0

@@ -1,0 +1,111 @@
+"""The MQTT contract as the station reads it (docs/mqtt.md): topics and payloads.
+
+Parsing is strict about what the station relies on and lenient about the rest: a
+reader ignores keys it does not know, and a payload it cannot use is refused with a
+one-line reason, never half-applied."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from board_ctl.errors import BoardCtlError
+
+DEFAULT_PREFIX = "board-ctl"
+BOARD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+BOARD_TOPICS = frozenset({"status", "state", "move", "alert", "clear", "pgn", "reply"})
+COMMANDS = frozenset({"ack", "result", "players", "new-game", "clock"})
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+SIDES = ("white", "black")
+
+
+class ContractError(BoardCtlError, ValueError):
+    """A message that does not follow docs/mqtt.md."""
+
+
+@dataclass(frozen=True)
+class Topic:
+    board: str
+    kind: str
+
+
+def parse_topic(topic: str, prefix: str = DEFAULT_PREFIX) -> Topic | None:
+    """The board and kind of a board's own topic; None for anything else (commands,
+    other prefixes), which the station simply does not read."""
+    parts = topic.split("/")
+    head = prefix.split("/")
+    if len(parts) != len(head) + 2 or parts[:len(head)] != head:
+        return None
+    board, kind = parts[len(head)], parts[len(head) + 1]
+    if not BOARD_ID.fullmatch(board) or kind not in BOARD_TOPICS:
+        return None
+    return Topic(board, kind)
+
+
+def command_topic(prefix: str, board: str, command: str) -> str:
+    if not BOARD_ID.fullmatch(board):
+        raise ContractError(f"not a board id: {board!r}")
+    if command not in COMMANDS:
+        raise ContractError(f"not a command: {command!r}")
+    return f"{prefix}/{board}/cmd/{command}"
+
+
+def subscription(prefix: str = DEFAULT_PREFIX) -> str:
+    return f"{prefix}/+/+"
+
+
+def json_payload(payload: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ContractError(f"not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise ContractError("not a JSON object")
+    if value.get("v", 1) != 1:
+        raise ContractError(f"unknown version v={value.get('v')!r}")
+    return value
+
+
+def text_payload(payload: bytes) -> str:
+    try:
+        return payload.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ContractError(f"not UTF-8: {exc}") from None
+
+
+def seconds_to_ms(value: Any, what: str) -> int | None:
+    """Clock seconds (floats on the wire) as integer milliseconds inside the station."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ContractError(f"{what}: not a number: {value!r}")
+    if value != value or value in (float("inf"), float("-inf")):
+        raise ContractError(f"{what}: not a finite number")
+    return round(value * 1000)
+
+
+def require_int(data: dict[str, Any], key: str) -> int:
+    value = data.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ContractError(f"{key}: not an integer: {value!r}")
+    return value
+
+
+def require_str(data: dict[str, Any], key: str) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value:
+        raise ContractError(f"{key}: missing or not a string")
+    return value
+
+
+def optional_str(data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise ContractError(f"{key}: not a string: {value!r}")
+    return value

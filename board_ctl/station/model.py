@@ -1,0 +1,504 @@
+"""The hall as the station knows it, built only from the boards' MQTT messages.
+
+Pure: `Hall.apply(topic, payload, received_ms)` in, the board it changed out; no
+threads, no I/O, time arrives with each message (integer milliseconds). Messages may
+come twice (a board republishes after a reconnection), late (a board that was cut off
+publishes what it missed, in order, when it returns) or retained (the broker hands the
+last state, status and PGN to a station that subscribes mid-round): everything is keyed
+by (board, game) and a move by its ply, so none of that changes what is shown.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import chess
+import chess.pgn
+
+from board_ctl.station.contract import (
+    DEFAULT_PREFIX,
+    RESULTS,
+    SIDES,
+    ContractError,
+    json_payload,
+    optional_str,
+    parse_topic,
+    require_int,
+    require_str,
+    seconds_to_ms,
+    text_payload,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Player:
+    name: str | None = None
+    fide_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Move:
+    ply: int
+    san: str
+    uci: str
+    fen: str | None
+    clock_ms: int | None     # the mover's clock after the move
+    elapsed_ms: int | None   # the time the move took
+    time_ms: int | None      # the board's wall clock when it was published
+
+
+@dataclass(frozen=True)
+class ClockReading:
+    """Both clocks as a board last reported them; the running side's time has been
+    falling since `time_ms` (the board's wall clock), as docs/mqtt.md says."""
+    white_ms: int
+    black_ms: int
+    running: str | None
+    time_ms: int
+
+    def at(self, now_ms: int) -> tuple[int, int]:
+        """Both clocks at `now_ms`, never below zero."""
+        spent = max(0, now_ms - self.time_ms)
+        white = self.white_ms - (spent if self.running == "white" else 0)
+        black = self.black_ms - (spent if self.running == "black" else 0)
+        return max(0, white), max(0, black)
+
+
+@dataclass
+class AlertEntry:
+    """One alert in a game's history: raised, perhaps acknowledged, perhaps cleared."""
+    code: str
+    side: str | None
+    squares: tuple[str, ...]
+    text: str
+    t_ms: int | None
+    raised_ms: int                 # station time when first seen
+    cleared_ms: int | None = None
+    acknowledged_by: str | None = None
+
+    @property
+    def open(self) -> bool:
+        return self.cleared_ms is None
+
+
+@dataclass(frozen=True)
+class ClockEntry:
+    """A line of a game's clock history: both clocks after a move or a correction."""
+    ply: int
+    white_ms: int | None
+    black_ms: int | None
+    elapsed_ms: int | None
+    source: str            # "move" or "arbiter"
+    time_ms: int | None
+
+
+@dataclass
+class Game:
+    board: str
+    game: str
+    first_seen_ms: int
+    last_time_ms: int = 0            # the newest board time seen for this game
+    state_time_ms: int | None = None  # the newest state applied (older ones are stale)
+    event: str | None = None
+    site: str | None = None
+    round: str | None = None
+    board_no: int | None = None
+    white: Player = Player()
+    black: Player = Player()
+    start_fen: str = chess.STARTING_FEN
+    fen: str = chess.STARTING_FEN
+    turn: str = "white"
+    ply: int = 0
+    last_move: dict[str, Any] | None = None
+    clock: ClockReading | None = None
+    result: str = "*"
+    termination: str = ""
+    phase: str = "setup"
+    link: str = "connected"
+    moves: dict[int, Move] = field(default_factory=dict)
+    state_alerts: frozenset[str] = frozenset()   # the codes open in the newest state
+    alerts: list[AlertEntry] = field(default_factory=list)
+    clock_history: list[ClockEntry] = field(default_factory=list)
+
+    def open_alerts(self) -> list[AlertEntry]:
+        return [alert for alert in self.alerts if alert.open]
+
+    def known_moves(self) -> list[Move]:
+        """The moves from the first ply on, up to the first gap."""
+        moves = []
+        ply = 1
+        while ply in self.moves:
+            moves.append(self.moves[ply])
+            ply += 1
+        return moves
+
+    @property
+    def finished(self) -> bool:
+        return self.result in RESULTS
+
+
+@dataclass
+class Board:
+    board: str
+    status: str | None = None        # "online", "offline"; None until the broker says
+    status_ms: int | None = None
+    last_seen_ms: int | None = None
+    games: dict[str, Game] = field(default_factory=dict)
+    current: str | None = None
+    pgn: str | None = None           # the retained PGN of the board's current game
+
+    @property
+    def game(self) -> Game | None:
+        return self.games.get(self.current) if self.current else None
+
+
+@dataclass(frozen=True)
+class Reply:
+    board: str
+    id: str
+    ok: bool
+    error: str | None
+    time_ms: int | None
+    received_ms: int
+
+
+@dataclass(frozen=True)
+class Change:
+    """What one message changed: the board, and what kind of news it was."""
+    board: str
+    kind: str
+    game: str | None = None
+    reply: Reply | None = None
+    new_alert: bool = False
+
+
+class Hall:
+    """Every board the station has heard of, and every game each has played."""
+
+    def __init__(self, prefix: str = DEFAULT_PREFIX) -> None:
+        self.prefix = prefix
+        self.boards: dict[str, Board] = {}
+        self.rejected = 0
+        self.duplicates = 0
+
+    # ---- input ---------------------------------------------------------------------
+
+    def apply(self, topic: str, payload: bytes, received_ms: int) -> Change | None:
+        """One message from the broker; None when it changed nothing (not a board topic,
+        a duplicate, a stale state, or a payload refused with a logged reason)."""
+        parsed = parse_topic(topic, self.prefix)
+        if parsed is None:
+            return None
+        board = self.boards.get(parsed.board)
+        if board is None:
+            board = self.boards[parsed.board] = Board(parsed.board)
+        board.last_seen_ms = received_ms
+        try:
+            handler = getattr(self, "_on_" + parsed.kind)
+            change: Change | None = handler(board, payload, received_ms)
+        except ContractError as exc:
+            self.rejected += 1
+            log.warning("%s: refused: %s", topic, exc)
+            return None
+        return change
+
+    def _on_status(self, board: Board, payload: bytes, now: int) -> Change | None:
+        status = text_payload(payload).strip()
+        if status not in ("online", "offline"):
+            raise ContractError(f"status is neither online nor offline: {status[:40]!r}")
+        if board.status == status:
+            return None
+        board.status, board.status_ms = status, now
+        return Change(board.board, "status")
+
+    def _game(self, board: Board, data: dict[str, Any], now: int) -> Game:
+        game_id = require_str(data, "game")
+        game = board.games.get(game_id)
+        if game is None:
+            game = board.games[game_id] = Game(board.board, game_id, first_seen_ms=now)
+        time_ms = data.get("time")
+        if isinstance(time_ms, int) and not isinstance(time_ms, bool):
+            game.last_time_ms = max(game.last_time_ms, time_ms)
+        current = board.game
+        # The board's current game is the one it published last, by its own clock: a
+        # late message of an old game (republished after a reconnection) does not
+        # take the grid back to it.
+        if current is None or (current is not game and game.last_time_ms >= current.last_time_ms):
+            board.current = game_id
+            self._fill_from_pgn(board)
+        return game
+
+    def _on_state(self, board: Board, payload: bytes, now: int) -> Change | None:
+        data = json_payload(payload)
+        time_ms = require_int(data, "time")
+        fen = require_str(data, "fen")
+        try:
+            chess.Board(fen)
+        except ValueError:
+            raise ContractError(f"fen: not a position: {fen!r}") from None
+        ply = require_int(data, "ply")
+        clock = self._clock(data.get("clock"), time_ms)
+        result = data.get("result", "*")
+        if result not in RESULTS and result != "*":
+            raise ContractError(f"result: {result!r}")
+        game = self._game(board, data, now)
+        if game.state_time_ms is not None and time_ms < game.state_time_ms:
+            return None  # an older state delivered late: the newer one stands
+        game.state_time_ms = time_ms
+        game.fen, game.ply, game.clock, game.result = fen, ply, clock, result
+        game.start_fen = optional_str(data, "start_fen") or game.start_fen
+        turn = data.get("turn")
+        game.turn = turn if isinstance(turn, str) and turn in SIDES else game.turn
+        game.termination = optional_str(data, "termination") or ""
+        game.phase = optional_str(data, "phase") or game.phase
+        game.link = optional_str(data, "link") or game.link
+        last = data.get("last_move")
+        game.last_move = last if isinstance(last, dict) else None
+        game.event = optional_str(data, "event")
+        game.site = optional_str(data, "site")
+        game.round = optional_str(data, "round")
+        board_no = data.get("board_no")
+        game.board_no = board_no if isinstance(board_no, int) and not isinstance(board_no, bool) else None
+        game.white = self._player(data.get("white"))
+        game.black = self._player(data.get("black"))
+        new_alert = self._sync_alerts(game, data.get("alerts"), now)
+        self._fill_from_pgn(board)
+        return Change(board.board, "state", game.game, new_alert=new_alert)
+
+    @staticmethod
+    def _player(value: Any) -> Player:
+        if isinstance(value, str):
+            return Player(value or None)
+        if not isinstance(value, dict):
+            return Player()
+        fide = value.get("fide_id")
+        return Player(optional_str(value, "name") or None,
+                      str(fide) if isinstance(fide, (str, int)) and fide != "" else None)
+
+    @staticmethod
+    def _clock(value: Any, time_ms: int) -> ClockReading | None:
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise ContractError("clock: not an object")
+        white = seconds_to_ms(value.get("white"), "clock.white")
+        black = seconds_to_ms(value.get("black"), "clock.black")
+        if white is None or black is None:
+            raise ContractError("clock: white and black are required")
+        running = value.get("running")
+        if running not in SIDES:
+            running = None
+        return ClockReading(white, black, running, time_ms)
+
+    def _sync_alerts(self, game: Game, alerts: Any, now: int) -> bool:
+        """The state's open alerts are the truth; the history keeps every one seen. True
+        when an alert the station had not seen open is open now."""
+        if not isinstance(alerts, list):
+            alerts = []
+        seen: set[str] = set()
+        new = False
+        for item in alerts:
+            if not isinstance(item, dict) or not isinstance(item.get("code"), str):
+                continue
+            code = item["code"]
+            seen.add(code)
+            entry = next((a for a in game.alerts if a.open and a.code == code), None)
+            if entry is None:
+                entry = self._alert_entry(item, now)
+                game.alerts.append(entry)
+                new = True
+            by = item.get("acknowledged_by")
+            if isinstance(by, str) and by:
+                entry.acknowledged_by = by
+        for entry in game.alerts:
+            if entry.open and entry.code not in seen:
+                entry.cleared_ms = now
+        game.state_alerts = frozenset(seen)
+        return new
+
+    @staticmethod
+    def _alert_entry(data: dict[str, Any], now: int) -> AlertEntry:
+        side = data.get("side") if data.get("side") in SIDES else None
+        squares = data.get("squares")
+        t = data.get("t")
+        return AlertEntry(
+            code=str(data["code"]), side=side,
+            squares=tuple(s for s in squares if isinstance(s, str)) if isinstance(squares, list) else (),
+            text=str(data.get("text") or ""),
+            t_ms=seconds_to_ms(t, "t") if isinstance(t, (int, float)) else None,
+            raised_ms=now)
+
+    def _on_alert(self, board: Board, payload: bytes, now: int) -> Change | None:
+        data = json_payload(payload)
+        code = require_str(data, "code")
+        game = self._game(board, data, now)
+        t = seconds_to_ms(data.get("t"), "t")
+        if any(a.code == code and a.t_ms == t for a in game.alerts):
+            self.duplicates += 1
+            return None  # republished, or already known from the state
+        if any(a.open and a.code == code for a in game.alerts):
+            return None  # the same alert, already open (seen first in a state)
+        entry = self._alert_entry(data, now)
+        game.alerts.append(entry)
+        time_ms = data.get("time")
+        if game.state_time_ms is not None and isinstance(time_ms, int) and \
+                time_ms < game.state_time_ms and code not in game.state_alerts:
+            entry.cleared_ms = now  # delivered late: a newer state has it resolved
+            return Change(board.board, "alert", game.game)
+        return Change(board.board, "alert", game.game, new_alert=True)
+
+    def _on_clear(self, board: Board, payload: bytes, now: int) -> Change | None:
+        data = json_payload(payload)
+        code = require_str(data, "code")
+        game = self._game(board, data, now)
+        for entry in game.alerts:
+            if entry.open and entry.code == code:
+                entry.cleared_ms = now
+                return Change(board.board, "clear", game.game)
+        return None
+
+    def _on_move(self, board: Board, payload: bytes, now: int) -> Change | None:
+        data = json_payload(payload)
+        ply = require_int(data, "ply")
+        if ply < 1:
+            raise ContractError(f"ply: {ply} (plies count from 1)")
+        move = Move(ply=ply, san=require_str(data, "san"), uci=require_str(data, "uci"),
+                    fen=optional_str(data, "fen"),
+                    clock_ms=seconds_to_ms(data.get("clock"), "clock"),
+                    elapsed_ms=seconds_to_ms(data.get("elapsed"), "elapsed"),
+                    time_ms=data.get("time") if isinstance(data.get("time"), int) else None)
+        game = self._game(board, data, now)
+        known = game.moves.get(ply)
+        if known is not None:
+            self.duplicates += 1
+            if known.uci != move.uci:
+                log.warning("%s game %s ply %d: %s after %s, kept the first",
+                            board.board, game.game, ply, move.uci, known.uci)
+            return None
+        game.moves[ply] = move
+        self._record_clock(game, move)
+        return Change(board.board, "move", game.game)
+
+    @staticmethod
+    def _record_clock(game: Game, move: Move) -> None:
+        """Both clocks after the move: the mover's from the move, the other's carried
+        over from the move before (the moves of one game arrive in ply order, except
+        after a gap, where the other clock stays unknown)."""
+        before = next((entry for entry in reversed(game.clock_history)
+                       if entry.ply == move.ply - 1), None)
+        white = before.white_ms if before else None
+        black = before.black_ms if before else None
+        white_first = game.start_fen.split(" ")[1:2] != ["b"]
+        if (move.ply % 2 == 1) == white_first:
+            white = move.clock_ms
+        else:
+            black = move.clock_ms
+        if move.clock_ms is None and before is None:
+            return
+        game.clock_history.append(ClockEntry(move.ply, white, black, move.elapsed_ms, "move",
+                                             move.time_ms))
+
+    def record_clock_correction(self, board_id: str, white_ms: int, black_ms: int,
+                                time_ms: int) -> None:
+        """The arbiter set both clocks (cmd/clock, acknowledged by the board)."""
+        board = self.boards.get(board_id)
+        game = board.game if board else None
+        if game is not None:
+            game.clock_history.append(ClockEntry(game.ply, white_ms, black_ms, None,
+                                                 "arbiter", time_ms))
+
+    def _on_pgn(self, board: Board, payload: bytes, now: int) -> Change | None:
+        text = text_payload(payload)
+        if text == board.pgn:
+            return None
+        board.pgn = text
+        filled = self._fill_from_pgn(board)
+        return Change(board.board, "pgn", board.current) if filled else None
+
+    def _fill_from_pgn(self, board: Board) -> int:
+        """Moves the station missed (published before it subscribed) taken from the
+        board's retained PGN, only when that PGN is provably this game's: same start,
+        every move the station has agrees, and the position after it is the state's."""
+        game = board.game
+        if game is None or not board.pgn or len(game.known_moves()) >= game.ply:
+            return 0
+        try:
+            pgn = chess.pgn.read_game(io.StringIO(board.pgn))
+        except (ValueError, IndexError):
+            pgn = None
+        if pgn is None or pgn.errors:
+            return 0
+        position = pgn.board()
+        if position.fen() != chess.Board(game.start_fen).fen():
+            return 0
+        found: list[Move] = []
+        for ply, child in enumerate(pgn.mainline(), start=1):
+            san = position.san(child.move)
+            position.push(child.move)
+            clock = child.clock()
+            emt = child.emt()
+            found.append(Move(ply, san, child.move.uci(), position.fen(),
+                              round(clock * 1000) if clock is not None else None,
+                              round(emt * 1000) if emt is not None else None, None))
+        if len(found) < game.ply or position_fen(found, game.ply) != placement(game.fen):
+            return 0
+        if any(game.moves[m.ply].uci != m.uci for m in found if m.ply in game.moves):
+            return 0
+        added = 0
+        for move in found[:game.ply]:
+            if move.ply not in game.moves:
+                game.moves[move.ply] = move
+                added += 1
+        if added:
+            game.clock_history = []
+            for move in game.known_moves():
+                self._record_clock(game, move)
+        return added
+
+    def _on_reply(self, board: Board, payload: bytes, now: int) -> Change | None:
+        data = json_payload(payload)
+        command_id = data.get("id")
+        if not isinstance(command_id, (str, int)) or isinstance(command_id, bool):
+            raise ContractError("reply: id missing")
+        ok = data.get("ok")
+        if not isinstance(ok, bool):
+            raise ContractError("reply: ok is not true or false")
+        error = data.get("error")
+        time_ms = data.get("time")
+        reply = Reply(board.board, str(command_id), ok, str(error) if error else None,
+                      time_ms if isinstance(time_ms, int) else None, now)
+        return Change(board.board, "reply", board.current, reply=reply)
+
+    # ---- queries -------------------------------------------------------------------
+
+    def games_of_round(self, round_name: str) -> list[Game]:
+        """Every board's latest game tagged with this round."""
+        chosen: dict[str, Game] = {}
+        for board in self.boards.values():
+            for game in board.games.values():
+                if game.round != round_name:
+                    continue
+                held = chosen.get(board.board)
+                if held is None or game.last_time_ms >= held.last_time_ms:
+                    chosen[board.board] = game
+        return list(chosen.values())
+
+    def finished_games(self) -> list[Game]:
+        games = [g for b in self.boards.values() for g in b.games.values() if g.finished]
+        return sorted(games, key=lambda g: (g.last_time_ms, g.board, g.game))
+
+
+def placement(fen: str) -> str:
+    return fen.split(" ", 1)[0]
+
+
+def position_fen(moves: list[Move], ply: int) -> str:
+    if ply == 0:
+        return ""
+    fen = moves[ply - 1].fen
+    return placement(fen) if fen else ""

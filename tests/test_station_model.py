@@ -1,0 +1,301 @@
+"""The station's model fed MQTT messages shaped as docs/mqtt.md says: real games,
+duplicates, messages out of order, a board dropping off (its will), the retained
+messages a station gets when it subscribes mid-round, and payloads it must refuse."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import chess
+import chess.pgn
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from board_ctl.station.model import ClockReading, Hall
+from board_ctl.station.views import card, detail, move_label
+from servicekit import GAMES, excerpt, game_from
+from stationkit import ContractBoard, Message, contract_board
+
+NOW = 1_796_065_300_000
+_STOCKFISH: list[chess.pgn.Game] = []
+
+
+def stockfish_game(index: int) -> chess.pgn.Game:
+    """One of the corpus's first 60 games, the file read once for the whole module."""
+    if not _STOCKFISH:
+        with open(GAMES / "stockfish-300.pgn", encoding="utf-8") as stream:
+            while len(_STOCKFISH) < 60 and (game := chess.pgn.read_game(stream)) is not None:
+                _STOCKFISH.append(game)
+    return _STOCKFISH[index]
+
+
+def feed(hall: Hall, messages: list[Message], now: int = NOW) -> int:
+    """Apply every message; the number that changed something."""
+    return sum(1 for m in messages if hall.apply(m.topic, m.payload, now) is not None)
+
+
+def play_all(board: ContractBoard) -> list[Message]:
+    messages = board.start()
+    while not board.finished:
+        messages += board.play()
+    return messages
+
+
+def sans(game: chess.pgn.Game) -> list[str]:
+    board = game.board()
+    out = []
+    for move in game.mainline_moves():
+        out.append(board.san(move))
+        board.push(move)
+    return out
+
+
+def test_a_whole_game_in_order() -> None:
+    board = contract_board("b01", "classics.pgn", 0, board_no=1)
+    hall = Hall()
+    feed(hall, play_all(board))
+    game = hall.boards["b01"].game
+    assert game is not None
+    assert [m.san for m in game.known_moves()] == sans(board.game_pgn)
+    assert game.ply == len(board.moves) and game.fen == board.position.fen()
+    assert game.result == board.result != "*"
+    assert game.board_no == 1
+    # a clock history line per move, the mover's clock from the move, the other carried
+    assert len(game.clock_history) == game.ply
+    last = game.clock_history[-1]
+    assert (last.white_ms, last.black_ms) == (board.clocks["white"], board.clocks["black"])
+    assert hall.rejected == 0 and hall.duplicates == 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_duplicates_change_nothing(seed: int) -> None:
+    """A board republishes after a reconnection: every message may come twice, and the
+    whole game again at the end."""
+    rng = random.Random(seed)
+    board = contract_board("b02", "stockfish-300.pgn", seed, board_no=2)
+    messages = play_all(board)
+    doubled = [m for message in messages for m in [message] * rng.choice([1, 2])]
+    once, twice = Hall(), Hall()
+    feed(once, messages)
+    feed(twice, doubled + [m for m in messages if m.topic.endswith("/move")])
+    a, b = once.boards["b02"].game, twice.boards["b02"].game
+    assert a is not None and b is not None
+    assert [m.uci for m in b.known_moves()] == [m.uci for m in a.known_moves()]
+    assert len(b.known_moves()) == len(board.moves)
+    assert b.clock_history == a.clock_history
+    assert twice.duplicates >= len(board.moves)
+    assert card(twice.boards["b02"], True) == card(once.boards["b02"], True)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.integers(0, 59), cut=st.integers(0, 40), seed=st.integers(0, 2**32 - 1))
+def test_moves_and_states_in_any_order(index: int, cut: int, seed: int) -> None:
+    """Moves and states delivered in any order (a late republish, retained messages
+    crossing live ones): the station ends with the same moves and the newest state."""
+    game = excerpt(stockfish_game(index), 0, cut) if cut else stockfish_game(index)
+    board = ContractBoard("b03", game, publish_pgn=False)
+    messages = [m for m in play_all(board) if not m.topic.endswith(("/pgn", "/status"))]
+    shuffled = messages[:]
+    random.Random(seed).shuffle(shuffled)
+    ordered, mixed = Hall(), Hall()
+    feed(ordered, messages)
+    feed(mixed, shuffled)
+    a, b = ordered.boards["b03"].game, mixed.boards["b03"].game
+    assert a is not None and b is not None
+    assert [m.uci for m in b.known_moves()] == [m.uci for m in a.known_moves()]
+    assert (b.fen, b.ply, b.result, b.clock) == (a.fen, a.ply, a.result, a.clock)
+
+
+def test_a_stale_state_does_not_undo_a_newer_one() -> None:
+    board = contract_board("b04", "classics.pgn", 1)
+    hall = Hall()
+    early = board.start()
+    feed(hall, early)
+    later = board.play() + board.play()
+    feed(hall, later)
+    assert feed(hall, [early[1]]) == 0  # the first state again, long after
+    game = hall.boards["b04"].game
+    assert game is not None and game.ply == 2
+
+
+def test_status_comes_and_goes_with_the_will() -> None:
+    board = contract_board("b05")
+    hall = Hall()
+    # a board's messages may come before its status: the board exists, status unknown
+    feed(hall, [board.state()])
+    assert hall.boards["b05"].status is None
+    assert card(hall.boards["b05"], False)["status"] == "unknown"
+    feed(hall, [board.status(True)])
+    assert hall.boards["b05"].status == "online"
+    assert feed(hall, [board.status(True)]) == 0  # a repeated status is no news
+    feed(hall, [Message(board.topic("status"), b"offline", True)])  # the broker's will
+    assert card(hall.boards["b05"], False)["status"] == "offline"
+    feed(hall, board.play())
+    assert hall.boards["b05"].status == "offline"  # only the status topic says online
+    feed(hall, [board.status(True)])
+    assert hall.boards["b05"].status == "online"
+
+
+def test_retained_messages_on_connect_give_the_game_so_far() -> None:
+    """A station that subscribes in the middle of a game gets only the retained state,
+    status and PGN: the moves before come from the PGN, the moves after from the feed."""
+    board = contract_board("b06", "classics.pgn", 2)
+    for _ in range(15):
+        board.play()
+    retained = [board.status(True), board.pgn(), board.state()]
+    hall = Hall()
+    feed(hall, retained)
+    game = hall.boards["b06"].game
+    assert game is not None and len(game.known_moves()) == 15
+    assert [m.san for m in game.known_moves()] == board.sans
+    feed(hall, board.play() + board.play())
+    assert [m.san for m in game.known_moves()] == board.sans
+    # clocks came with the PGN's [%clk] too
+    assert game.known_moves()[14].clock_ms == board.clock_of_move[14]
+
+
+def test_a_pgn_of_another_game_is_not_taken() -> None:
+    board = contract_board("b07", "classics.pgn", 3)
+    other = contract_board("b07", "classics.pgn", 4, game="other-game")
+    for _ in range(6):
+        board.play()
+        other.play()
+    hall = Hall()
+    feed(hall, [board.state(), other.pgn()])  # a PGN that does not lead to the state
+    game = hall.boards["b07"].game
+    assert game is not None and game.known_moves() == []
+    assert detail(hall.boards["b07"], True)["missing_moves"] == 6
+
+
+def test_a_new_game_on_the_board_becomes_current_and_the_old_one_stays() -> None:
+    board = contract_board("b08", "classics.pgn", 0)
+    hall = Hall()
+    feed(hall, play_all(board))
+    first_result = board.result
+    board.t_ms += 60_000
+    feed(hall, board.new_game(game_from("classics.pgn", 5), "second"))
+    feed(hall, board.play())
+    b = hall.boards["b08"]
+    assert b.current == "second" and b.game is not None and b.game.ply == 1
+    assert b.games["20261130-191502-1"].result == first_result
+    assert [g.result for g in hall.finished_games()] == [first_result]
+
+
+def test_alerts_open_acknowledged_cleared_and_kept_in_history() -> None:
+    board = contract_board("b09")
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    raised = board.raise_alert("illegal-move", "black", ["e7", "e5"], "the position is reinstated")
+    changes = [hall.apply(m.topic, m.payload, NOW) for m in raised]
+    assert changes[0] is not None and changes[0].new_alert
+    assert feed(hall, raised[:1]) == 0  # the same alert republished
+    game = hall.boards["b09"].game
+    assert game is not None
+    assert [a.code for a in game.open_alerts()] == ["illegal-move"]
+    view = card(hall.boards["b09"], arbiter=True)
+    assert view["alerts"][0]["squares"] == ["e7", "e5"]
+    assert "alerts" not in card(hall.boards["b09"], arbiter=False)  # spectators: no alerts
+    feed(hall, board.command(board.topic("cmd/ack"),
+                             json.dumps({"id": "c1", "by": "anna", "code": "illegal-move"}).encode()))
+    assert game.open_alerts()[0].acknowledged_by == "anna"
+    feed(hall, board.clear_alert("illegal-move"))
+    assert game.open_alerts() == []
+    assert [(a.code, a.acknowledged_by, a.cleared_ms) for a in game.alerts] == \
+        [("illegal-move", "anna", NOW)]
+
+
+def test_an_alert_delivered_after_its_clear_stays_closed() -> None:
+    board = contract_board("b10")
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    raised = board.raise_alert("touch-move", "white", ["g1"], "touched")
+    board.t_ms += 1000
+    cleared = board.clear_alert("touch-move")
+    feed(hall, cleared + raised[:1])
+    game = hall.boards["b10"].game
+    assert game is not None and game.open_alerts() == []
+    assert [a.code for a in game.alerts] == ["touch-move"]
+
+
+def test_replies_are_reported() -> None:
+    board = contract_board("b11")
+    hall = Hall()
+    feed(hall, board.start())
+    reply = board.command(board.topic("cmd/ack"),
+                          json.dumps({"id": "x1", "by": "anna", "code": "flag"}).encode())[0]
+    change = hall.apply(reply.topic, reply.payload, NOW)
+    assert change is not None and change.reply is not None
+    assert (change.reply.id, change.reply.ok, change.reply.error) == ("x1", False, "no open flag alert")
+
+
+@pytest.mark.parametrize("kind,payload", [
+    ("state", b"not json"),
+    ("state", b"[1, 2]"),
+    ("state", json.dumps({"v": 1, "game": "g", "time": 1, "fen": "nonsense", "ply": 0}).encode()),
+    ("state", json.dumps({"v": 1, "game": "g", "time": "soon", "fen": chess.STARTING_FEN, "ply": 0}).encode()),
+    ("state", json.dumps({"v": 2, "game": "g", "time": 1, "fen": chess.STARTING_FEN, "ply": 0}).encode()),
+    ("move", json.dumps({"v": 1, "game": "g", "ply": 0, "san": "e4", "uci": "e2e4"}).encode()),
+    ("move", json.dumps({"v": 1, "game": "g", "ply": "1", "san": "e4", "uci": "e2e4"}).encode()),
+    ("move", json.dumps({"v": 1, "ply": 1, "san": "e4", "uci": "e2e4"}).encode()),
+    ("move", json.dumps({"v": 1, "game": "g", "ply": 1, "san": "e4", "uci": "e2e4", "clock": "5:00"}).encode()),
+    ("status", b"maybe"),
+    ("status", b"\xff\xfe"),
+    ("reply", json.dumps({"v": 1, "ok": True}).encode()),
+    ("alert", json.dumps({"v": 1, "game": "g"}).encode()),
+])
+def test_bad_payloads_are_refused_and_change_nothing(kind: str, payload: bytes) -> None:
+    board = contract_board("b12")
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    before = card(hall.boards["b12"], True), detail(hall.boards["b12"], True)
+    assert hall.apply(f"board-ctl/b12/{kind}", payload, NOW) is None
+    assert hall.rejected == 1
+    assert (card(hall.boards["b12"], True), detail(hall.boards["b12"], True)) == before
+
+
+@settings(max_examples=100, deadline=None)
+@given(kind=st.sampled_from(["status", "state", "move", "alert", "clear", "pgn", "reply"]),
+       payload=st.one_of(st.binary(max_size=200),
+                         st.dictionaries(st.sampled_from(["v", "game", "ply", "san", "uci", "time",
+                                                          "fen", "clock", "code", "alerts", "id", "ok"]),
+                                         st.one_of(st.none(), st.integers(), st.text(max_size=8),
+                                                   st.floats(), st.booleans(),
+                                                   st.lists(st.integers(), max_size=3)),
+                                         ).map(lambda d: json.dumps(d).encode())))
+def test_no_payload_crashes_the_model(kind: str, payload: bytes) -> None:
+    hall = Hall()
+    hall.apply(f"board-ctl/b13/{kind}", payload, NOW)
+    for board in hall.boards.values():
+        card(board, True)
+        detail(board, True)
+
+
+def test_topics_that_are_not_a_boards_are_ignored() -> None:
+    hall = Hall()
+    for topic in ["board-ctl/b1/cmd/ack", "board-ctl/b1", "other/b1/state",
+                  "board-ctl/b 1/state", "board-ctl/b1/state/extra", "board-ctl/b1/unknown"]:
+        assert hall.apply(topic, b"{}", NOW) is None
+    assert hall.boards == {}
+
+
+def test_clock_reading_runs_only_for_the_running_side() -> None:
+    reading = ClockReading(300_000, 200_000, "black", 1_000)
+    assert reading.at(1_000) == (300_000, 200_000)
+    assert reading.at(61_000) == (300_000, 140_000)
+    assert reading.at(500_000) == (300_000, 0)  # never below zero
+    assert reading.at(0) == (300_000, 200_000)  # a board clock ahead: no time added
+    assert ClockReading(5, 5, None, 0).at(10**9) == (5, 5)
+
+
+@pytest.mark.parametrize("ply,san,fen,label", [
+    (1, "e4", chess.STARTING_FEN, "1. e4"),
+    (2, "e5", chess.STARTING_FEN, "1... e5"),
+    (45, "Nf3", chess.STARTING_FEN, "23. Nf3"),
+    (1, "Kb1", "8/8/8/8/8/8/8/K1k5 b - - 0 40", "40... Kb1"),
+    (2, "Kb2", "8/8/8/8/8/8/8/K1k5 b - - 0 40", "41. Kb2"),
+])
+def test_move_labels(ply: int, san: str, fen: str, label: str) -> None:
+    assert move_label(ply, san, fen) == label

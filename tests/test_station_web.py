@@ -1,0 +1,386 @@
+"""The station's pages over HTTP (Starlette's test client, the app's own loop): who may
+do what, CSRF, the two-step result, every command journaled with its board's reply,
+pairings imported and sent, the feed, users and their hashed passwords, the CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from board_ctl.cli import main
+from board_ctl.station.station import Station
+from board_ctl.station.users import User, UsersError, load_users, make_user, parse_users, save_user
+from board_ctl.station.web import build_app, parse_clock
+from stationkit import ContractBoard, Message, contract_board, wait_for
+
+PASSWORD = "correct horse battery"
+
+
+class Hallway:
+    """Two boards answering the station's commands as the contract says, in-process:
+    what the station publishes reaches the board, what the board answers comes back
+    through the station's thread-safe entry, as from paho's thread."""
+
+    def __init__(self, station: Station) -> None:
+        self.station = station
+        self.boards = {b.board: b for b in (
+            contract_board("b01", "classics.pgn", 0, board_no=1),
+            contract_board("b02", "classics.pgn", 1, board_no=2))}
+        self.sent: list[tuple[str, dict[str, object]]] = []
+
+    def publish(self, topic: str, payload: str) -> None:
+        self.sent.append((topic, json.loads(payload)))
+        board = self.boards[topic.split("/")[1]]
+        self.deliver(board.command(topic, payload.encode()))
+
+    def deliver(self, messages: list[Message]) -> None:
+        for message in messages:
+            self.station.deliver(message.topic, message.payload)
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> Iterator[tuple[TestClient, Station, Hallway]]:
+    hallway: Hallway | None = None
+
+    def publish(topic: str, payload: str) -> None:
+        assert hallway is not None
+        hallway.publish(topic, payload)
+
+    station = Station(tmp_path / "station", publish, event="Club night")
+    hallway = Hallway(station)
+    users = {"anna": make_user("anna", PASSWORD)}
+    app = build_app(station, users, "test-secret")
+    with TestClient(app, base_url="http://station.test") as client:
+        for board in hallway.boards.values():
+            hallway.deliver(board.start() + board.play() + board.play())
+        wait_for(lambda: all(b.game and b.game.ply == 2 for b in station.hall.boards.values())
+                 and len(station.hall.boards) == 2, what="both boards")
+        yield client, station, hallway
+    station.close()
+
+
+def login(client: TestClient, user: str = "anna", password: str = PASSWORD) -> str:
+    form = client.get("/login").text
+    token = re.search(r'name="csrf" value="([^"]+)"', form)
+    assert token is not None
+    response = client.post("/login", data={"user": user, "password": password,
+                                           "csrf": token.group(1), "next": "/arbiter"},
+                           follow_redirects=False)
+    assert response.status_code == 303, response.text
+    page = client.get("/arbiter").text
+    csrf = re.search(r'<meta name="csrf" content="([^"]+)">', page)
+    assert csrf is not None and csrf.group(1)
+    return csrf.group(1)
+
+
+def test_spectators_see_the_hall_without_actions_or_journal(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, _ = setup
+    page = client.get("/")
+    assert page.status_code == 200 and 'data-feed="/events"' in page.text
+    assert 'data-arbiter="0"' in page.text and "result-dialog" not in page.text
+    board = client.get("/board/b01").text
+    assert "clock-form" not in board and 'id="journal"' not in board
+    snapshot = client.get("/api/boards").json()
+    assert [b["id"] for b in snapshot["boards"]] == ["b01", "b02"]
+    assert all("alerts" not in b for b in snapshot["boards"])
+    detail = client.get("/api/board/b01").json()
+    assert "journal" not in detail and "alert_history" not in detail
+    assert [m["san"] for m in detail["moves"]] == ["e4", "e5"]
+
+
+@pytest.mark.parametrize("path", ["/arbiter", "/arbiter/board/b01", "/arbiter/pairings",
+                                  "/arbiter/journal", "/arbiter/api/board/b01"])
+def test_arbiter_pages_need_a_login(setup, path: str) -> None:  # type: ignore[no-untyped-def]
+    client, _, _ = setup
+    response = client.get(path, follow_redirects=False)
+    assert response.status_code == 303 and response.headers["location"].startswith("/login")
+
+
+@pytest.mark.parametrize("path,data", [
+    ("/arbiter/board/b01/result", {"result": "1-0"}),
+    ("/arbiter/board/b01/ack", {"code": "flag"}),
+    ("/arbiter/board/b01/clock", {"white": "5:00", "black": "5:00"}),
+    ("/arbiter/pairings", {"text": "round,board,white,black\n1,1,A,B\n"}),
+])
+def test_writes_need_a_login_and_the_csrf_token(setup, path: str, data: dict[str, str]) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    assert client.post(path, data=data).status_code == 401
+    token = login(client)
+    assert client.post(path, data=data).status_code == 403                     # no token
+    assert client.post(path, data={**data, "csrf": token[:-2] + "xx"}).status_code == 403
+    assert hallway.sent == [] and station.journal() == []
+    ok = client.post(path, data={**data, "csrf": token})
+    assert ok.status_code in (200, 400)  # accepted (an unknown alert is a 400 of its own)
+
+
+def test_wrong_passwords_and_locking(setup) -> None:  # type: ignore[no-untyped-def]
+    client, _, _ = setup
+    for _ in range(5):
+        form = client.get("/login").text
+        token = re.search(r'name="csrf" value="([^"]+)"', form).group(1)  # type: ignore[union-attr]
+        response = client.post("/login", data={"user": "anna", "password": "wrong password",
+                                               "csrf": token})
+        assert response.status_code == 401 and "wrong password" in response.text
+    form = client.get("/login").text
+    token = re.search(r'name="csrf" value="([^"]+)"', form).group(1)  # type: ignore[union-attr]
+    locked = client.post("/login", data={"user": "anna", "password": PASSWORD, "csrf": token})
+    assert locked.status_code == 401 and "Too many" in locked.text
+    assert client.get("/arbiter", follow_redirects=False).status_code == 303
+
+
+def test_login_refuses_a_forged_form_and_an_outside_next(setup) -> None:  # type: ignore[no-untyped-def]
+    client, _, _ = setup
+    assert client.post("/login", data={"user": "anna", "password": PASSWORD,
+                                       "csrf": "forged"}).status_code == 401
+    form = client.get("/login").text
+    token = re.search(r'name="csrf" value="([^"]+)"', form).group(1)  # type: ignore[union-attr]
+    response = client.post("/login", data={"user": "anna", "password": PASSWORD, "csrf": token,
+                                           "next": "//evil.example/"}, follow_redirects=False)
+    assert response.headers["location"] == "/arbiter"
+    cookie = response.headers["set-cookie"].lower()
+    assert "httponly" in cookie and "samesite=strict" in cookie
+
+
+def test_logout_ends_the_session_for_good(setup) -> None:  # type: ignore[no-untyped-def]
+    client, _, _ = setup
+    token = login(client)
+    stolen = dict(client.cookies)
+    assert client.post("/logout", data={"csrf": token}, follow_redirects=False).status_code == 303
+    client.cookies.clear()
+    client.cookies.update(stolen)  # the old cookie, replayed
+    assert client.get("/arbiter", follow_redirects=False).status_code == 303
+
+
+def test_acknowledge_an_alert_journaled_with_the_reply(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    hallway.deliver(hallway.boards["b01"].raise_alert("illegal-move", "white", ["e4"], "reinstated"))
+    wait_for(lambda: station.hall.boards["b01"].game.open_alerts(), what="the alert")  # type: ignore[union-attr]
+    token = login(client)
+    arbiter_view = client.get("/arbiter/api/board/b01").json()
+    assert arbiter_view["alerts"][0]["code"] == "illegal-move"
+    response = client.post("/arbiter/board/b01/ack", data={"code": "illegal-move", "csrf": token})
+    assert response.status_code == 200, response.text
+    command_id = response.json()["id"]
+    topic, payload = hallway.sent[-1]
+    assert topic == "board-ctl/b01/cmd/ack"
+    assert payload == {"v": 1, "id": command_id, "by": "anna", "code": "illegal-move"}
+    wait_for(lambda: any(e["kind"] == "reply" for e in station.journal()), what="the reply")
+    command, reply = station.journal()
+    assert (command["kind"], command["user"], command["board"], command["command"]) == \
+        ("command", "anna", "b01", "ack")
+    assert (reply["kind"], reply["id"], reply["ok"]) == ("reply", command_id, True)
+    wait_for(lambda: station.hall.boards["b01"].game.open_alerts()[0].acknowledged_by == "anna",  # type: ignore[union-attr]
+             what="the board's state to say who acknowledged")
+    assert client.get("/arbiter/api/board/b01").json()["journal"][-1]["id"] == command_id
+    # an alert that is not open cannot be acknowledged
+    assert client.post("/arbiter/board/b01/ack", data={"code": "flag", "csrf": token}).status_code == 400
+
+
+def test_a_result_needs_its_confirmation(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    token = login(client)
+    ask = client.post("/arbiter/board/b02/result",
+                      data={"result": "0-1", "reason": "illegal move", "csrf": token})
+    assert ask.status_code == 200
+    assert "0-1" in ask.json()["confirm"] and hallway.sent == []
+    # a confirmation of another result, or a made-up token, does nothing
+    assert client.post("/arbiter/board/b02/result", data={
+        "result": "1-0", "confirm": ask.json()["token"], "csrf": token}).status_code == 409
+    assert client.post("/arbiter/board/b02/result", data={
+        "result": "0-1", "confirm": "made-up", "csrf": token}).status_code == 409
+    assert hallway.sent == []
+    ask = client.post("/arbiter/board/b02/result",
+                      data={"result": "0-1", "reason": "illegal move", "csrf": token})
+    done = client.post("/arbiter/board/b02/result", data={
+        "result": "0-1", "reason": "illegal move", "confirm": ask.json()["token"], "csrf": token})
+    assert done.status_code == 200
+    assert hallway.sent[-1][1]["result"] == "0-1" and hallway.sent[-1][1]["by"] == "anna"
+    wait_for(lambda: station.hall.boards["b02"].game.result == "0-1", what="the result")  # type: ignore[union-attr]
+    # the token is spent
+    again = client.post("/arbiter/board/b02/result", data={
+        "result": "0-1", "confirm": ask.json()["token"], "csrf": token})
+    assert again.status_code == 409
+    # an override names what the board has
+    ask = client.post("/arbiter/board/b02/result", data={"result": "1/2-1/2", "csrf": token})
+    assert "Override" in ask.json()["confirm"] and "The board has 0-1" in ask.json()["confirm"]
+
+
+def test_clock_correction(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    token = login(client)
+    response = client.post("/arbiter/board/b01/clock",
+                           data={"white": "4:30", "black": "1:02:03.5", "csrf": token})
+    assert response.status_code == 200, response.text
+    assert hallway.sent[-1][1]["white"] == 270.0 and hallway.sent[-1][1]["black"] == 3723.5
+    wait_for(lambda: station.hall.boards["b01"].game.clock.black_ms == 3_723_500,  # type: ignore[union-attr]
+             what="the board's new clocks")
+    history = client.get("/arbiter/api/board/b01").json()["clock_history"]
+    assert history[-1]["source"] == "arbiter" and history[-1]["black_ms"] == 3_723_500
+    bad = client.post("/arbiter/board/b01/clock", data={"white": "soon", "black": "1:00", "csrf": token})
+    assert bad.status_code == 400 and "not a time" in bad.json()["error"]
+
+
+def test_pairings_imported_sent_to_boards_between_games(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    token = login(client)
+    bad = client.post("/arbiter/pairings", data={
+        "csrf": token, "text": "round,board,white,black\n4,1,A,B\n4,x,C,D\n"})
+    assert bad.status_code == 400 and "pairings:3: board &#39;x&#39;" in bad.text
+    assert station.pairings == []
+    csv = ("round,board,white,black,white_fide_id,black_fide_id\n"
+           "4,1,Anna Smith,Ben Jones,1503014,\n4,2,Carl Berg,Dora Lind,,\n")
+    ok = client.post("/arbiter/pairings", data={"csrf": token},
+                     files={"file": ("round4.csv", csv.encode(), "text/csv")})
+    assert ok.status_code == 200 and "2 pairings imported" in ok.text
+    # both boards are mid-game: nothing is sent yet
+    assert not [t for t, _ in hallway.sent if t.endswith("/players")]
+    assert "waiting for the board" in client.get("/arbiter/pairings").text
+    # board 1's next game begins (ply 0): its pairing goes out and is acknowledged
+    b01 = hallway.boards["b01"]
+    hallway.deliver(b01.new_game(b01.game_pgn, "next-game"))
+    wait_for(lambda: station.delivered.get(("4", 1)) == "b01", what="the pairing delivered")
+    topic, body = [s for s in hallway.sent if s[0].endswith("/players")][0]
+    assert topic == "board-ctl/b01/cmd/players"
+    assert body["white"] == {"name": "Anna Smith", "fide_id": "1503014"}
+    assert (body["round"], body["board_no"], body["event"]) == ("4", 1, "Club night")
+    wait_for(lambda: station.hall.boards["b01"].game.white.name == "Anna Smith",  # type: ignore[union-attr]
+             what="the board's game tagged")
+    # the arbiter can send board 2's now
+    client.post("/arbiter/pairings/send", data={"csrf": token, "round": "4", "board_no": "2"})
+    wait_for(lambda: station.delivered.get(("4", 2)) == "b02", what="board 2's pairing")
+    kinds = [e["kind"] for e in station.journal()]
+    assert kinds[0] == "pairings" and kinds.count("command") == 2 and kinds.count("reply") == 2
+    # the round's broadcast has the names and the ids
+    pgn = client.get("/broadcast/round-4/games.pgn")
+    assert pgn.status_code == 200 and pgn.headers["content-type"].startswith("application/x-chess-pgn")
+    assert '[Round "4.1"]' in pgn.text and '[WhiteFideId "1503014"]' in pgn.text
+    assert client.get("/broadcast/round-9/games.pgn").status_code == 404
+
+
+def test_the_journal_survives_a_restart_and_pending_commands_wait(tmp_path: Path) -> None:
+    sent: list[str] = []
+    station = Station(tmp_path, lambda topic, payload: sent.append(payload))
+    board = contract_board("b05")
+    for message in board.start():
+        station.receive(message.topic, message.payload)
+    first = station.set_result("anna", "b05", "1-0", "")
+    station.close()
+    again = Station(tmp_path, lambda topic, payload: None)
+    assert list(again.pending) == [first]
+    reply = board.command("board-ctl/b05/cmd/result", sent[0].encode())[0]
+    again.receive(reply.topic, reply.payload)
+    assert again.pending == {}
+    assert [e["kind"] for e in again.journal()] == ["command", "reply"]
+    again.close()
+
+
+def test_the_feed_starts_with_a_snapshot_and_follows_moves(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    with client.stream("GET", "/events") as stream:
+        lines = stream.iter_lines()
+        first = next(line for line in lines if line.startswith("data: "))
+        snapshot = json.loads(first[6:])
+        assert snapshot["type"] == "snapshot" and len(snapshot["boards"]) == 2
+        hallway.deliver(hallway.boards["b02"].play())
+        update = json.loads(next(line for line in lines if line.startswith("data: "))[6:])
+        assert update["type"] == "board" and update["board"]["id"] == "b02"  # only the news
+        assert update["board"]["ply"] == 3 and update["board"]["last_move"]["label"] == \
+            f"2. {hallway.boards['b02'].sans[2]}"
+
+
+@pytest.mark.parametrize("text,ms", [("5:00", 300_000), ("1:30:00", 5_400_000), ("0:07.25", 7_250),
+                                     ("90", 90_000), ("12.5", 12_500), (" 2:05 ", 125_000)])
+def test_clock_text(text: str, ms: int) -> None:
+    assert parse_clock(text) == ms
+
+
+@pytest.mark.parametrize("text", ["", "5:0", "1:60", "a:00", "-5", "1:2:3:4"])
+def test_bad_clock_text(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_clock(text)
+
+
+def test_users_are_stored_hashed(tmp_path: Path) -> None:
+    path = tmp_path / "users"
+    assert save_user(path, make_user("anna", PASSWORD))
+    assert not save_user(path, make_user("anna", "another password"))  # replaced
+    text = path.read_text()
+    assert "password" not in text and PASSWORD not in text
+    assert path.stat().st_mode & 0o077 == 0
+    users = load_users(path)
+    assert users["anna"].check("another password") and not users["anna"].check(PASSWORD)
+    with pytest.raises(UsersError, match="shorter than 8"):
+        make_user("bob", "short")
+    with pytest.raises(UsersError, match="users:2: not NAME:scrypt"):
+        parse_users("# arbiters\nbob:plain:secret\n")
+    with pytest.raises(UsersError, match="already on an earlier line"):
+        parse_users(f"{users['anna'].line()}\n{users['anna'].line()}\n")
+    assert isinstance(users["anna"], User)
+
+
+def test_cli_add_user_and_bad_arguments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    users = tmp_path / "users"
+    run = ["arbiter", "--users", str(users)]
+    monkeypatch.setattr(sys, "stdin", io.StringIO(PASSWORD + "\n"))  # not a terminal
+    assert main(run + ["--add-user", "anna"]) == 0
+    assert load_users(users)["anna"].check(PASSWORD)
+    monkeypatch.setattr(sys, "stdin", io.StringIO("short\n"))
+    assert main(run + ["--add-user", "bob"]) == 2
+    assert "shorter than 8" in capsys.readouterr().err
+    for extra, message in [([], "--broker URL is required"),
+                           (["--broker", "http://x"], "mqtt://HOST"),
+                           (["--broker", "mqtt://localhost", "--listen", "nowhere"], "HOST:PORT"),
+                           (["--broker", "mqtt://localhost", "--pairings", str(tmp_path / "none.csv")],
+                            "--pairings")]:
+        assert main(run + ["--data-dir", str(tmp_path / "d")] + extra) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.strip().count("\n") == 0, (extra, err)
+
+
+def test_the_other_pages(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    b02 = hallway.boards["b02"]
+    b02.tags.update(round="5", board_no=2)
+    while not b02.finished:
+        hallway.deliver(b02.play())
+    wait_for(lambda: station.hall.boards["b02"].game.result != "*", what="the game's end")  # type: ignore[union-attr]
+    ladder = client.get("/ladder")
+    assert ladder.status_code == 200 and b02.result in ladder.text
+    broadcast = client.get("/broadcast/")
+    assert "/broadcast/round-5/games.pgn" in broadcast.text
+    assert client.get("/broadcast/round-5/games.pgn").text.count("[Event ") == 1
+    assert client.get("/board/nope").status_code == 404
+    token = login(client)
+    client.post("/arbiter/board/b01/clock", data={"white": "4:00", "black": "4:00", "csrf": token})
+    journal = client.get("/arbiter/journal")
+    assert journal.status_code == 200 and "clock" in journal.text and "anna" in journal.text
+
+
+def test_the_ladder_is_made_of_the_finished_games_and_survives_a_restart(setup, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    b02 = hallway.boards["b02"]
+    b02.tags.update(white={"name": "Ann Lee", "fide_id": None},
+                    black={"name": "Bo Chen", "fide_id": None})
+    while not b02.finished:
+        hallway.deliver(b02.play())
+    wait_for(lambda: station.results.rows, what="the result recorded")
+    # 0 v 0: "相差10分以内" — the winner gains 10, the loser loses 10; a draw moves nothing
+    expected = {"1-0": {"Ann Lee": 10.0, "Bo Chen": -10.0},
+                "0-1": {"Ann Lee": -10.0, "Bo Chen": 10.0},
+                "1/2-1/2": {"Ann Lee": 0.0, "Bo Chen": 0.0}}[b02.result]
+    assert {row["player"]: row["points"] for row in station.results.standings()} == expected
+    page = client.get("/ladder").text
+    assert "Ann Lee" in page and f"{expected['Ann Lee']:.2f}" in page
+    restarted = Station(tmp_path / "station", lambda topic, payload: None)
+    try:
+        assert restarted.results.standings() == station.results.standings()
+    finally:
+        restarted.close()
