@@ -139,7 +139,7 @@ class Opponent:
         if reply.accept:
             return (ev.DrawAccepted(0.0, request.side),  # type: ignore[union-attr]
                     f"{self.label} accepts the draw (its evaluation {score})")
-        return None, f"{self.label} declines the draw (its evaluation {score}) and plays on"
+        return None, f"{self.label} declines the draw (its evaluation {score}); the game goes on"
 
     # --- what the game needs
 
