@@ -116,20 +116,23 @@ Deliver = Callable[[object], None]
 # ---------------------------------------------------------------- finding and configuring
 
 
-def find_engine(name: str) -> str:
-    """The engine's executable: a path, or a name looked up on PATH and in /usr/games."""
+def find_engine(name: str, path: str | None = None,
+                extra: tuple[str, ...] = EXTRA_PATH) -> str:
+    """The engine's executable: a path, or a name looked up on `path` (default $PATH) and
+    in `extra` (/usr/games)."""
     if os.sep in name:
-        path = Path(name).expanduser()
-        if path.is_file() and os.access(path, os.X_OK):
-            return str(path)
+        file = Path(name).expanduser()
+        if file.is_file() and os.access(file, os.X_OK):
+            return str(file)
         raise EngineError(f"opponent.engine: {name} is not an executable file")
-    search = os.pathsep.join([os.environ.get("PATH", os.defpath), *EXTRA_PATH])
+    search = os.pathsep.join([path if path is not None else os.environ.get("PATH", os.defpath),
+                              *extra])
     found = shutil.which(name, path=search)
     if found is None:
         hint = (f"install Debian's package {DEBIAN_PACKAGE} (apt-get install {DEBIAN_PACKAGE})"
                 if name == DEBIAN_PACKAGE else "give its path")
-        raise EngineError(f"opponent.engine: no engine {name!r} on PATH or in "
-                          f"{', '.join(EXTRA_PATH)}: {hint}")
+        where = " or in ".join(["PATH", *extra]) if extra else "PATH"
+        raise EngineError(f"opponent.engine: no engine {name!r} on {where}: {hint}")
     return found
 
 
