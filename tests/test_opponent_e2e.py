@@ -230,3 +230,77 @@ def test_takeback_and_hint_in_casual(tmp_path: Path) -> None:
     assert without_date(record.pgn_text()) == without_date(played.pgn)
     hinted = [line.split()[3] for line in played.person if line.startswith("played the hint")]
     assert len(hinted) == 2 and all(san in played.sans for san in hinted)
+
+
+def test_nothing_else_configured_plays_a_whole_game_in_the_terminal(tmp_path: Path) -> None:
+    """What a new user types: the emulator plays his side, the engine the other."""
+    result = board_ctl("run", "--opponent", "stockfish", "--once", "--speed", "20",
+                       cwd=tmp_path, timeout=240)
+    assert result.returncode == 0, result.stderr + result.stdout[-2000:]
+    assert result.stderr == ""
+    (pgn,) = (tmp_path / "games").glob("*.pgn")
+    game = chess.pgn.read_game(io.StringIO(pgn.read_text(encoding="utf-8")))
+    assert game is not None and game.headers["Black"].startswith("Stockfish ")
+    assert game.headers["Result"] in ("1-0", "0-1", "1/2-1/2")
+    assert "playing Stockfish" in result.stdout and "RESULT" in result.stdout
+    assert "the computer's move: make it on the board" in result.stdout  # the LEDs' status
+    (log,) = (tmp_path / "games").glob("*.sensor.jsonl")
+    with log.open(encoding="utf-8") as stream:
+        record = replay_log(read_sensor_log(stream), PROFILES["fide"])
+    assert without_date(record.pgn_text()) == without_date(pgn.read_text(encoding="utf-8"))
+
+
+def test_livechess_clients_see_the_games_against_the_engine(tmp_path: Path) -> None:
+    """--livechess with --opponent: a LiveChess client (as lichess.org/dgt subscribes)
+    gets every completed move of both sides as the cumulative SAN."""
+    import subprocess
+    import sys
+
+    from livechesskit import open_ws
+    from servicekit import wait_until
+
+    out = tmp_path / "service.out"
+    with out.open("w") as stream:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "board_ctl.cli", "run", "--view", "plain", "--opponent",
+             "--level", "0", "--engine-side", "white", "--once", "--speed", "10",
+             "--pgn", str(tmp_path / "out.pgn"), "--livechess", "127.0.0.1:0"],
+            cwd=tmp_path, env=child_env(), stdin=subprocess.DEVNULL, stdout=stream,
+            stderr=subprocess.STDOUT, text=True)
+    feeds: list[dict[str, object]] = []
+    try:
+        wait_until(lambda: "LiveChess endpoint: ws://" in out.read_text()
+                   or proc.poll() is not None, 60, what="the endpoint")
+        url = out.read_text().split("LiveChess endpoint: ", 1)[1].split()[0]
+        with open_ws(url) as ws:
+            ws.send(json.dumps({"id": 1, "call": "eboards"}))
+            serialnr = None
+            while proc.poll() is None:
+                try:
+                    message = json.loads(ws.recv(timeout=1.0))
+                except TimeoutError:
+                    continue
+                except Exception:  # the service closed the connection at its end
+                    break
+                if message.get("id") == 1 and message.get("response") == "call":
+                    serialnr = message["param"][0]["serialnr"]
+                    ws.send(json.dumps({"id": 2, "call": "subscribe", "param": {
+                        "feed": "eboardevent", "id": 1, "param": {"serialnr": serialnr}}}))
+                elif message.get("response") == "feed" and message["param"].get("san"):
+                    feeds.append(message["param"])
+        assert proc.wait(timeout=120) == 0, out.read_text()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            proc.wait(timeout=30)
+    pgn = (tmp_path / "out.pgn").read_text(encoding="utf-8")
+    game = chess.pgn.read_game(io.StringIO(pgn))
+    assert game is not None and game.headers["White"].startswith("Stockfish")
+    board = game.board()
+    sans = []
+    for move in game.mainline_moves():
+        sans.append(board.san(move))
+        board.push(move)
+    assert feeds and feeds[-1]["san"] == sans
+    for before, after in zip(feeds, feeds[1:]):  # cumulative: each extends the one before
+        assert after["san"][:len(before["san"])] == before["san"]  # type: ignore[index]
