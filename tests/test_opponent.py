@@ -295,13 +295,34 @@ def test_each_game_draws_a_side_and_names_the_engine(stockfish: str) -> None:
 
 
 def test_an_answer_for_a_position_gone_by_is_dropped(stockfish: str) -> None:
-    opponent = Opponent(OpponentSettings(EngineSettings(), "black"))
-    game = referee(remote=chess.BLACK)
-    game.feed(ev.Tick(0.0))
-    board = chess.Board()
-    board.push_uci("e2e4")
-    stale = EngineReply((1, 1, board.fen()), Think((1, 1, board.fen()), board,
-                                                   chess.engine.Limit(time=1)),
-                        move=chess.Move.from_uci("e7e5"))
-    # the position asked about is not the game's (White has not moved here)
-    assert opponent.answer(stale, game, 1) == (None, None)
+    opponent = Opponent(OpponentSettings(EngineSettings(level=0), "black", movetime=0.2))
+    answers: queue.Queue[object] = queue.Queue()
+    opponent.deliver = answers.put
+    opponent.start()
+    try:
+        game = Referee(profile=PROFILES["casual"], remote=chess.BLACK)
+        game.feed(ev.Tick(0.0))
+        game.feed(ev.Lifted(1.0, chess.E2))
+        game.feed(ev.Placed(1.5, chess.E4))
+        game.feed(ev.Tick(3.0))  # released: Black (the engine) to move
+        opponent.update(game, 1)
+        reply = answers.get(timeout=10)
+        assert isinstance(reply, EngineReply)
+        # the person took his move back meanwhile: the answer is for a position gone by
+        game.feed(ev.TakebackAsked(3.1))
+        assert game.board.ply() == 0
+        assert opponent.answer(reply, game, 1) == (None, None)
+        # back where it was asked: now it is the engine's move
+        game.feed(ev.Lifted(3.5, chess.E4))  # the pawn back, as the LEDs guide
+        game.feed(ev.Placed(4.0, chess.E2))
+        game.feed(ev.Tick(5.5))
+        game.feed(ev.Lifted(6.0, chess.E2))  # and the same move again
+        game.feed(ev.Placed(6.5, chess.E4))
+        game.feed(ev.Tick(8.0))
+        assert game.board.ply() == 1
+        event, text = opponent.answer(reply, game, 1)
+        assert isinstance(event, ev.OpponentMoved) and event.move == reply.move
+        assert text is not None and " plays " in text
+        assert opponent.answer(reply, game, 2) == (None, None)  # another game
+    finally:
+        opponent.close()

@@ -94,28 +94,27 @@ class Opponent:
         return replace(start, remote=side, tags=tags)
 
     def update(self, referee: Referee, game: int) -> None:
-        """Ask the engine what the game now needs of it, if it has not been asked."""
+        """Ask the engine what the game now needs of it, if it has not been asked.
+        (Called after every item on the loop: the common case returns at once.)"""
         wanted = self._wanted(referee, game)
         if wanted is None:
             if self._asked is not None:
                 self.engine.cancel()
                 self._asked = None
             return
-        kind, key, request = wanted
-        if self._asked == (kind, key):
+        if self._asked == wanted:
             return
-        if self._failures.get((kind, key), 0) > RETRIES:
+        if self._failures.get(wanted, 0) > RETRIES:
             return  # given up on this position: said so already
-        self._asked = (kind, key)
-        self.engine.ask(request)
+        self._asked = wanted
+        self.engine.ask(self._request(referee, *wanted))
 
     def answer(self, reply: EngineReply | EngineFailed, referee: Referee, game: int
                ) -> tuple[ev.Event | None, str | None]:
         """The event an engine reply makes (to be stamped with the time), and a message."""
-        wanted = self._wanted(referee, game)
         request = reply.request
         kind = _kind(request)
-        if wanted is None or (wanted[0], wanted[1]) != (kind, reply.key):
+        if self._wanted(referee, game) != (kind, reply.key):
             return None, None  # for a position gone by (a takeback, a new game)
         self._asked = None
         board = referee.board
@@ -134,29 +133,41 @@ class Opponent:
         if isinstance(request, Suggest):
             assert reply.move is not None
             return ev.HintGiven(0.0, reply.move), f"hint: {board.san(reply.move)}"
+        assert isinstance(request, JudgeDraw)
         self._judged.add(reply.key)
         score = f"{(reply.score_cp or 0) / 100:+.2f}"
         if reply.accept:
-            return (ev.DrawAccepted(0.0, request.side),  # type: ignore[union-attr]
+            return (ev.DrawAccepted(0.0, request.side),
                     f"{self.label} accepts the draw (its evaluation {score})")
         return None, f"{self.label} declines the draw (its evaluation {score}); the game goes on"
 
     # --- what the game needs
 
-    def _wanted(self, referee: Referee, game: int) -> tuple[str, object, Request] | None:
+    def _wanted(self, referee: Referee, game: int) -> tuple[str, object] | None:
+        """What the game needs of the engine now: (kind, the position's key), or None."""
         remote = referee.remote
         side = remote.side
-        if side is None or referee.result is not None:
+        if side is None or referee.result is not None or remote.execution is not None:
             return None
         board = referee.board
-        key = (game, len(board.move_stack), board.fen())
-        if board.turn == side and remote.execution is None:
+        if board.turn == side:
+            key = (game, len(board.move_stack), board.board_fen(), board.turn)
             if referee.draw_offer == (not side) and key not in self._judged:
-                return "draw", key, JudgeDraw(key, board.copy(), side, self._analysis())
-            return "move", key, Think(key, board.copy(), self._limit(referee, side))
-        if remote.hint_wanted and board.turn != side and remote.execution is None:
-            return "hint", key, Suggest(key, board.copy(), self._analysis())
+                return "draw", key
+            return "move", key
+        if remote.hint_wanted:
+            return "hint", (game, len(board.move_stack), board.board_fen(), board.turn)
         return None
+
+    def _request(self, referee: Referee, kind: str, key: object) -> Request:
+        board = referee.board.copy()
+        side = referee.remote.side
+        assert side is not None
+        if kind == "draw":
+            return JudgeDraw(key, board, side, self._analysis())
+        if kind == "move":
+            return Think(key, board, self._limit(referee, side))
+        return Suggest(key, board, self._analysis())
 
     def _analysis(self) -> chess.engine.Limit:
         return chess.engine.Limit(time=max(ANALYSIS_TIME / self.scale, MIN_WALL))
