@@ -110,6 +110,13 @@ class StatusConfig:
     alert: int | None = _pin()
     game_over: int | None = _pin()
     buzzer: int | None = _pin()
+    # Playing a computer: its LED (thinking, its move shown, a hint), and the piece its
+    # shown move promotes to (beside the promotion selector's buttons).
+    computer: int | None = _pin()
+    promote_q: int | None = _pin()
+    promote_r: int | None = _pin()
+    promote_b: int | None = _pin()
+    promote_n: int | None = _pin()
     active_high: bool = True
 
     @property

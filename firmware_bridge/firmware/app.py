@@ -35,6 +35,8 @@ DEFAULT_CONFIG = {
     "serpentine": False,
     "brightness": 0.2,
     "status": None,  # or 4 GPIOs: white to move, black to move, alert, game over
+    "computer": None,  # or a GPIO: the computer opponent thinking (blinking), its move shown
+    "promotion": None,  # or 4 GPIOs: the piece (Q, R, B, N) the computer's move promotes to
     "buzzer": None,  # or a GPIO driving an active buzzer
     "scan_hz": 100,
     "debounce": 3,  # scans (30 ms at 100 Hz): longer than reed contact bounce
@@ -71,7 +73,9 @@ class Firmware:
         self.leds = Leds(
             hal.pixels(cfg["pixels"], 64), pixel_order(cfg["serpentine"]), cfg["brightness"],
             [hal.pin_out(n) for n in status] if status else None,
-            hal.pin_out(cfg["buzzer"]) if cfg["buzzer"] is not None else None)
+            hal.pin_out(cfg["buzzer"]) if cfg["buzzer"] is not None else None,
+            hal.pin_out(cfg["computer"]) if cfg["computer"] is not None else None,
+            [hal.pin_out(n) for n in cfg["promotion"]] if cfg["promotion"] else None)
         self.decoder = P.Decoder()
         self.sender = P.Sender()
         self.connected = False  # quiet until the host's HELLO: never talk over a REPL user
