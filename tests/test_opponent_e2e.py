@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +27,8 @@ from servicekit import EmulatorProcess, board_ctl, child_env, without_date
 
 SPEED = "20"
 pytestmark = pytest.mark.slow  # each test plays whole games against a real engine
+# A longer campaign: BOARD_CTL_ENGINE_GAMES=40 pytest tests/test_opponent_e2e.py -k campaign -s
+CAMPAIGN = int(os.environ.get("BOARD_CTL_ENGINE_GAMES", "2"))
 
 
 @pytest.fixture(autouse=True)
@@ -136,7 +140,7 @@ def check_exact(played: Game, engine_side: chess.Color, profile: str = "fide") -
     (0, "", "black", SPEED),
     (1, "600+5", "white", "10"),
     (None, "", "white", SPEED),  # full strength
-    (20, "900+10", "black", "10"),
+    (20, "300+5", "black", "10"),
 ])
 def test_whole_games_against_stockfish(tmp_path: Path, level: int | None, time_control: str,
                                        side: str, speed: str) -> None:
@@ -304,3 +308,30 @@ def test_livechess_clients_see_the_games_against_the_engine(tmp_path: Path) -> N
     assert feeds and feeds[-1]["san"] == sans
     for before, after in zip(feeds, feeds[1:]):  # cumulative: each extends the one before
         assert after["san"][:len(before["san"])] == before["san"]  # type: ignore[index]
+
+
+def test_a_campaign_of_games(tmp_path: Path) -> None:
+    """Games with every knob turned by the seed: level, clock, side, the person's moves
+    (random, or a weak engine), slips to correct. Every game must be exact; the summary
+    (with -s) says how many were played and what failed, by class."""
+    failures: Counter[str] = Counter()
+    plies = 0
+    for seed in range(CAMPAIGN):
+        level = (0, 3, 8, 20, None)[seed % 5]
+        timed = seed % 3 == 1
+        side = ("white", "black")[seed % 2]
+        folder = tmp_path / f"game-{seed}"
+        folder.mkdir()
+        try:
+            played = play(folder, seed=100 + seed, level=level, side=side,
+                          time_control="600+5" if timed else "",
+                          speed="10" if timed else SPEED,
+                          player="engine" if seed % 4 == 3 else "random",
+                          script="mistake@2" if seed % 6 == 5 else "")
+            plies += len(played.sans)
+            check_exact(played, chess.WHITE if side == "white" else chess.BLACK)
+        except AssertionError as exc:
+            failures[str(exc).splitlines()[0][:100]] += 1
+    print(f"\n{CAMPAIGN} games against Stockfish through the pty, {plies} plies: "
+          f"{CAMPAIGN - sum(failures.values())} exact; failures: {dict(failures) or 'none'}")
+    assert not failures
