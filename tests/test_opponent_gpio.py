@@ -25,7 +25,7 @@ from board_ctl.service.statuslights import StatusOutputs
 from conftest import missing_tool
 from servicekit import RecordingView, ReedMatrix, wait_until
 
-CFG = GpioConfig(scan_hz=250, buttons=ButtonPins(takeback=9, hint=10))
+CFG = GpioConfig(scan_hz=250, buttons=ButtonPins(takeback=9, hint=10, resign_black=15))
 STATUS = StatusConfig(computer=2, promote_q=3, promote_r=7, promote_b=8, promote_n=11)
 
 
@@ -133,3 +133,8 @@ def test_buttons_and_leds_against_stockfish_on_gpio(rig: Rig) -> None:
                                                if rig.view.last.frame else ())),
                timeout=10, what="the position restored")
     assert second is not None
+
+    rig.press(15)  # Black's resign button: Black is the computer, who speaks for itself
+    view.wait_message(lambda m: "is the computer's side: ignored" in m)
+    rig.release(15)
+    assert rig.view.last is not None and rig.view.last.result is None

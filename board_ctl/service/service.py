@@ -214,6 +214,8 @@ class Service:
             elif not tick:
                 self._setup_guidance(event.t)
             return
+        if self._remote_button(event, session):
+            return
         effects = session.feed(event)
         if effects:
             self._apply(effects, session)
@@ -227,6 +229,22 @@ class Service:
             self._opponent_update()
 
     # ------------------------------------------------------------------ the computer
+
+    _BUTTONS = {ev.Resigned: "resign", ev.DrawOffered: "draw offer",
+                ev.DrawAccepted: "draw accept", ev.DrawClaimed: "claim"}
+
+    def _remote_button(self, event: ev.Event, session: GameSession) -> bool:
+        """A button of the computer's side pressed on the board: only the computer speaks
+        for it (its draw acceptance comes from the engine), so it is not fed to the game."""
+        side = session.referee.remote.side
+        if side is None or not isinstance(
+                event, (ev.Resigned, ev.DrawOffered, ev.DrawAccepted, ev.DrawClaimed)):
+            return False
+        if event.side != side:
+            return False
+        self._message(f"{'White' if side else 'Black'}'s {self._BUTTONS[type(event)]} button "
+                      "is the computer's side: ignored (use your own side's buttons)")
+        return True
 
     def _opponent_update(self) -> None:
         session, opponent = self.session, self.opponent
