@@ -335,3 +335,51 @@ def test_a_campaign_of_games(tmp_path: Path) -> None:
     print(f"\n{CAMPAIGN} games against Stockfish through the pty, {plies} plies: "
           f"{CAMPAIGN - sum(failures.values())} exact; failures: {dict(failures) or 'none'}")
     assert not failures
+
+
+def test_the_service_killed_mid_game_resumes_against_the_engine(tmp_path: Path) -> None:
+    """kill -9 in the middle of a game against Stockfish (its move perhaps announced and
+    not yet made on the board): the next start resumes from the journal, the engine goes
+    on, and the PGN is still every move both sides chose."""
+    import signal
+    import subprocess
+    import sys
+
+    from servicekit import wait_until
+
+    link = tmp_path / "board"
+    emulator = EmulatorProcess(link, "--play", "auto", "--seed", "9", "--speed", "10", "-v")
+    config = tmp_path / "board.toml"
+    config.write_text("[serial]\nconnect_timeout = 10.0\nlost_timeout = 1.0\n"
+                      "[opponent]\nengine = \"stockfish\"\nlevel = 2\n"
+                      "[display]\nview = \"plain\"\n", encoding="utf-8")
+    args = ["run", "--config", str(config), "--port", str(link), "--data-dir",
+            str(tmp_path / "data")]
+    try:
+        first = subprocess.Popen([sys.executable, "-m", "board_ctl.cli", *args, "--pgn",
+                                  str(tmp_path / "first.pgn")], cwd=tmp_path, env=child_env(),
+                                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL)
+        sensor = tmp_path / "first.sensor.jsonl"
+        wait_until(lambda: sensor.exists() and sensor.read_text().count("opponent-move") >= 4,
+                   timeout=120, what="four of the engine's moves")
+        first.send_signal(signal.SIGKILL)
+        first.wait(timeout=10)
+        second = board_ctl(*args, "--once", "--pgn", str(tmp_path / "out.pgn"), cwd=tmp_path,
+                           timeout=240)
+    finally:
+        emulator.close(timeout=30)
+    assert second.returncode == 0, second.stderr + second.stdout[-2000:]
+    assert "resuming game" in second.stdout
+    text = (tmp_path / "out.pgn").read_text(encoding="utf-8")
+    game = chess.pgn.read_game(io.StringIO(text))
+    assert game is not None and game.headers["Result"] != "*"
+    board = game.board()
+    sans = []
+    for move in game.mainline_moves():
+        sans.append(board.san(move))
+        board.push(move)
+    person = [line.split("person: ", 1)[1] for line in emulator.errors().splitlines()
+              if "person: " in line and "person: seed" not in line]
+    assert sans == chosen(person)
+    assert "ALERT" not in second.stdout
