@@ -263,6 +263,7 @@ class Referee:
     ) -> None:
         self.profile = profile
         self.remote = RemoteState(side=remote)  # a side played from elsewhere (a computer)
+        self._remote_on = remote is not None  # (checked on every event: kept a plain bool)
         self.debug = debug  # a timer that stalls raises TimerStall instead of being stopped
         self.firings = 0  # timers fired so far (the property tests bound it per event)
         self.board = chess.Board(fen)
@@ -374,7 +375,8 @@ class Referee:
             flag = self._flag_deadline() if self._clock_decision is None else None
             if flag is not None:  # (a press under judgement stopped the clock)
                 due.append((flag, self._flag))
-            due += self._remote_due()
+            if self._remote_on:
+                due += self._remote_due()
         return due
 
     def _advance(self, t: int) -> None:
@@ -388,7 +390,8 @@ class Referee:
         flag = self._flag_deadline() if self.result is None else None
         if (not self.debouncer.pending and self._clock_decision is None
                 and self._unexplained_since is None and self.turn.match is None
-                and (flag is None or flag > t) and not self._remote_due()):
+                and (flag is None or flag > t)
+                and not (self._remote_on and self._remote_due())):
             self._now = max(self._now, t)  # nothing can be due: the common case, made cheap
             return
         fired: set[tuple[int, object]] = set()
@@ -441,7 +444,7 @@ class Referee:
             self._sensor_fault(t, square, f"switched {len(recent)} times in "
                                           f"{CHATTER_WINDOW:.0f} s")
             return
-        if self.remote.side is not None and self._remote_raw(t, square, placed):
+        if self._remote_on and self._remote_raw(t, square, placed):
             return
         turn = self.turn
         self._last_raw = t
@@ -519,7 +522,7 @@ class Referee:
         self.sensed = occupied
         self.occupied = self._reading()
         self._dirty = True
-        if self._remote_settled(t):
+        if self._remote_on and self._remote_settled(t):
             return
         position = self.turn.position
         # (a move seen only as a lift is no explanation: a capture's bare lift looks like it)
@@ -597,7 +600,7 @@ class Referee:
         self.sensed = self.sensed | bit if change.occupied else self.sensed & ~bit
         self.occupied = self._reading()
         self._dirty = True
-        if self._remote_settled(change.t):
+        if self._remote_on and self._remote_settled(change.t):
             return
         turn = self.turn
         if not change.occupied and turn.position.occupied & bit:
@@ -608,7 +611,8 @@ class Referee:
             self._explain(change.t)
         finally:
             self._changing = None
-        self._remote_observe(change.t)
+        if self._remote_on:
+            self._remote_observe(change.t)
         match = self.turn.match
         if (self._clock_decision is not None and self.result is None and match is not None
                 and self.turn.ambiguous is None and self._placed(match)
@@ -681,7 +685,7 @@ class Referee:
         return next(iter(found.items())) if len(found) == 1 else None
 
     def _explain(self, t: int) -> None:
-        if self.remote.side is not None and self.remote.busy(self.board):
+        if self._remote_on and self.remote.busy(self.board):
             self._remote_wait(t)
             return
         turn, occupied = self.turn, self.occupied
@@ -976,7 +980,7 @@ class Referee:
     def _clock(self, t: int, side: chess.Color,
                times: tuple[float, float] | None = None) -> None:
         self._clock_in_use = True
-        if self.remote.side is not None and self.remote.busy(self.board):
+        if self._remote_on and self.remote.busy(self.board):
             return  # the board lags the game: no move of the person's stands to complete
         if side != self.board.turn and self.turn.ambiguous is not None:
             # The opponent completes his reply while the capture is undecided: decide it,
@@ -1769,7 +1773,7 @@ class Referee:
             shown=self.remote.lights(self.board),
             remote=remote,
             promotion=promotion,
-            restoring=self.remote.side is not None and self.remote.busy(self.board)
+            restoring=self._remote_on and self.remote.busy(self.board)
             and self.occupied != turn.position.occupied,
         )
 
@@ -1780,13 +1784,13 @@ class Referee:
         # The frame is a pure function of this signature: skip the work when it is unchanged.
         sound = any(isinstance(e, (Alert, GameOver)) for e in self._out)
         restoring = ("illegal-move" in self.alerts or "position-mismatch" in self.alerts
-                     or (self.remote.side is not None and self.remote.busy(self.board)))
+                     or (self._remote_on and self.remote.busy(self.board)))
         signature = (
             len(self.board.move_stack), self.result,
             tuple((a.code, a.squares) for a in self.alerts.values()),
             self.turn.ambiguous is not None and self.turn.ambiguous.key, self.turn.must_move,
             (self.occupied, self.turn.position.occupied) if restoring else None, sound,
-            self.faulty, self.remote.signature(),
+            self.faulty, self._remote_on and self.remote.signature(),
         )
         if signature != self._led_signature:
             self._led_signature = signature
