@@ -603,12 +603,7 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     import random as random_
 
     from board_ctl.errors import BoardCtlError
-    from firmware_bridge.player import (
-        Person,
-        Script,
-        engine_chooser,
-        player_emulator,
-    )
+    from firmware_bridge.player import Person, PlayerEmulator, Script, engine_chooser
 
     try:
         board = chess.Board(args.fen)
@@ -628,7 +623,7 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                     script=script)
     record = args.record.open("w", encoding="utf-8") if args.record else None
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
-    emulator = player_emulator(Emulator)(
+    emulator = PlayerEmulator(
         PtyLink(args.link), [], board.occupied, speed=args.speed, heartbeat=args.heartbeat,
         drain_timeout=args.drain_timeout, yank_at=args.yank_at, yank_for=args.yank_for,
         record=record)

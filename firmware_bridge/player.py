@@ -22,16 +22,17 @@ from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import chess
 import chess.pgn
 
 from board_ctl.core import events as ev
-from board_ctl.core.effects import Blink, Colour, LedFrame, Remote, SquareLight
+from board_ctl.core.effects import Blink, Colour, LedFrame, Remote
 from board_ctl.sensorlog import parse_line
 from board_ctl.simulate.render import TICKS, Renderer, RenderStyle
+from firmware_bridge.emulator import Emulator
 
 log = logging.getLogger(__name__)
 
@@ -174,6 +175,7 @@ class Person:
         self.over = False
         self.busy_until = 0.0
         self.acted_at = 0.0
+        self.fix_at = 0.0  # when a shown move he made and the LEDs still show is corrected
         self.my_moves = 0
         self.computer_moves = 0
         self.waiting_for: str = ""  # "hint", "restore", "accept"
@@ -229,7 +231,7 @@ class Person:
         if self.side is None and read.to_move is not None:
             self.side = read.to_move  # it is my move once its move is made
         if self.executed is not None:
-            if now - self.acted_at >= FIX_AFTER:
+            if now >= self.fix_at:
                 return self._fix(read, now)
             return []
         move = read.shown_move(self.board)
@@ -241,7 +243,9 @@ class Person:
             events = self._wrongly(move, now)
             if events:
                 return events
-        return self._hands(now, lambda: self._execute(move), react=True)
+        events = self._hands(now, lambda: self._execute(move), react=True)
+        self.fix_at = self.busy_until + FIX_AFTER
+        return events
 
     def _execute(self, move: chess.Move, last: bool = False) -> None:
         first = len(self.hands.lines)
@@ -270,9 +274,9 @@ class Person:
             self.hands.lift(move.from_square)
             self.hands.pause(*self.style.hand)
             self.hands.place(wrong)
-            self._push(move, physical=False)
+            self._push(move)
         events = self._hands(now, hands, react=True)
-        self.acted_at = self.busy_until - FIX_AFTER + 1.0  # read the guidance after ~1 s
+        self.fix_at = self.busy_until + 1.0  # he looks at the LEDs again a second later
         return events
 
     def _fix(self, read: Read, now: float) -> list[ev.Event]:
@@ -284,7 +288,7 @@ class Person:
         missing = [sq for sq in dict.fromkeys(missing) if sq not in occupied]
         extra = [sq for sq in extra if sq in occupied]
         if not extra or not missing:
-            self.acted_at = now
+            self.fix_at = now + FIX_AFTER
             return []
         pairs = []
         for source in sorted(extra):
@@ -303,7 +307,9 @@ class Person:
                 self.hands.place(target)
                 self.hands.pause(0.2, 0.5)
         self.wrong_at = None
-        return self._hands(now, hands)
+        events = self._hands(now, hands)
+        self.fix_at = self.busy_until + FIX_AFTER
+        return events
 
     # --- my moves
 
@@ -443,7 +449,7 @@ class Person:
 
     # --- hands
 
-    def _push(self, move: chess.Move, physical: bool = True) -> None:
+    def _push(self, move: chess.Move) -> None:
         self.board.push(move)
         self.played.append(move)
         self.hands.board = self.board.copy()
@@ -482,9 +488,6 @@ def _event(line: dict[str, object]) -> ev.Event:
     return item
 
 
-def lights_text(squares: Iterable[SquareLight]) -> str:
-    return " ".join(f"{chess.square_name(s.square)}:{s.colour.name.lower()}" for s in squares)
-
 
 # ---------------------------------------------------------------- in the emulator
 
@@ -511,36 +514,32 @@ def engine_chooser(name: str, seed: int) -> tuple[Chooser, Callable[[], None]]:
 NEXT_GAME_AFTER = 3.0  # s (game time) after a result before he sets the pieces up again
 
 
-def player_emulator(base: type) -> type:
-    """The emulator class with a person playing (base: firmware_bridge.emulator.Emulator;
-    passed in so that this module does not import the emulator's)."""
+class PlayerEmulator(Emulator):
+    """The emulator with a person playing instead of a log (`board-emulator --play`)."""
 
-    class PlayerEmulator(base):  # type: ignore[misc, valid-type]
-        person: Person
-        games: int = 1  # 0: until killed
+    person: Person
+    games: int = 1  # 0: until stopped
 
-        def show_leds(self, frame: LedFrame, now: float) -> None:
-            super().show_leds(frame, now)
-            t = self.log_time(now)
-            if t is not None:
-                self.script.extend(self.person.frame(frame, t))
+    def show_leds(self, frame: LedFrame, now: float) -> None:
+        super().show_leds(frame, now)
+        t = self.log_time(now)
+        if t is not None:
+            self.script.extend(self.person.frame(frame, t))
 
-        def _play(self, now: float) -> None:
-            t = self.log_time(now)
-            if t is not None:
-                person = self.person
-                self.script.extend(person.step(t))
-                if (person.over and (self.games == 0 or person.games < self.games)
-                        and t >= person.busy_until + NEXT_GAME_AFTER):
-                    self.script.extend(person.set_up_again(t))
-            super()._play(now)
+    def _play(self, now: float) -> None:
+        t = self.log_time(now)
+        if t is not None:
+            person = self.person
+            self.script.extend(person.step(t))
+            if (person.over and (self.games == 0 or person.games < self.games)
+                    and t >= person.busy_until + NEXT_GAME_AFTER):
+                self.script.extend(person.set_up_again(t))
+        super()._play(now)
 
-        def _finished(self) -> bool:
-            return (self.games != 0 and self.person.games >= self.games
-                    and self.origin is not None and self.next >= len(self.script)
-                    and self._yanked_until is None)
+    def _finished(self) -> bool:
+        return (self.games != 0 and self.person.games >= self.games
+                and self.origin is not None and self.next >= len(self.script)
+                and self._yanked_until is None)
 
-        def _wake(self, now: float) -> float:
-            return float(min(super()._wake(now), now + 0.02))
-
-    return PlayerEmulator
+    def _wake(self, now: float) -> float:
+        return min(super()._wake(now), now + 0.02)  # he looks at the board often

@@ -1613,7 +1613,6 @@ class Referee:
         self.turn = _Turn(self.turn.position, self.turn.started)  # the person's touches
         # while it thought are not its own
         self._push(shape_of(board, move), t)
-        remote.history.append(move)
         remote.hint, remote.hint_wanted = None, False
         remote.execution = Execution.of_move(before, move, t, board.occupied)
         self._dirty = True

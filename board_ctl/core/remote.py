@@ -27,7 +27,7 @@ suggestion for the person (from blue, to green, both blinking) until the board c
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import chess
 
@@ -141,7 +141,6 @@ class RemoteState:
     # The person's move standing on the board, and since when (it completes once released)
     standing: object = None
     standing_since: int = 0
-    history: list[chess.Move] = field(default_factory=list)  # the remote side's moves
 
     def busy(self, board: chess.Board) -> bool:
         """Whether the board is not the person's to play on: the remote side is to move,
