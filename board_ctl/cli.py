@@ -1,57 +1,94 @@
-"""The `board-ctl` command line."""
+"""The `board-ctl` command line: replay a sensor log, run the board, list and export the
+archived games, check a configuration.
+
+Start-up is kept short (a Pi Zero imports slowly): this module and the parser import
+only argparse and the rule profiles; each command imports what it uses when it runs.
+
+Exit status: 0 done; 1 nothing to do (`replay` of a log with no event) or the service
+failed; 2 bad input: a file that cannot be read or written, a bad option or config.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from board_ctl.archive import Archive, ArchiveError, default_data_dir
+from board_ctl import __version__
 from board_ctl.core.profiles import PROFILES
-from board_ctl.core.timecontrol import TimeControl, TimeControlError
-from board_ctl.replay import replay_log
-from board_ctl.sensorlog import read_sensor_log
-from board_ctl.service.cli import add_parser as add_run_parser
+from board_ctl.errors import BoardCtlError
+
+MAX_ERRORS_SHOWN = 100  # bad lines printed one by one; the rest are counted
 
 
 def _replay(args: argparse.Namespace) -> int:
-    path = Path(args.log)
+    from board_ctl.errors import SensorLogError
+    from board_ctl.outputs import write_all
+    from board_ctl.replay import replay_log
+    from board_ctl.sensorlog import load_sensor_log, parse_time_control
+
+    name = "<stdin>" if args.log == "-" else args.log
     try:
-        with path.open(encoding="utf-8", errors="replace") as stream:  # bad bytes: bad lines
-            log = read_sensor_log(stream)
-    except (OSError, UnicodeDecodeError) as exc:
-        print(f"board-ctl replay: cannot read {path}: {exc}", file=sys.stderr)
-        return 2
-    for error in log.errors:
-        print(f"{path}:{error}", file=sys.stderr)
-    if not log.events and log.errors:
-        print(f"board-ctl replay: {path} has no readable event", file=sys.stderr)
-        return 2
+        time_control = (parse_time_control(args.time_control)
+                        if args.time_control is not None else None)
+    except (ValueError, BoardCtlError) as exc:
+        return _fail("replay", f"--time-control: {exc}")
     try:
-        time_control = TimeControl.parse(args.time_control) if args.time_control else None
-        if time_control is None and log.start.time_control:
-            time_control = TimeControl.parse(log.start.time_control)
-    except TimeControlError as exc:
-        print(f"board-ctl replay: {exc}", file=sys.stderr)
-        return 2
-    record = replay_log(log, PROFILES[args.profile], time_control)
-    if args.pgn:
-        Path(args.pgn).write_text(record.pgn_text(), encoding="utf-8")
+        log = load_sensor_log(args.log)
+    except SensorLogError as exc:  # unreadable, or a start position no game can have
+        where = f"{name}:" if exc.line is not None else ""
+        return _fail("replay", f"{where}{exc}; nothing written")
+    if time_control is None and log.start.time_control:
+        time_control = parse_time_control(log.start.time_control)
+    record = replay_log(log, PROFILES[args.profile], time_control) if log.events else None
+    _print_errors(name, sorted(log.errors + log.warnings, key=lambda e: e.line or 0))
+    if record is None:
+        if any(error.line != log.start_line for error in log.errors):
+            return _fail("replay", f"{name} has no readable event; nothing written")
+        print(f"board-ctl replay: {name}: nothing was played (the log has no event); "
+              "nothing written", file=sys.stderr)
+        return 1
     report = "\n".join(record.report_lines()) + "\n"
+    outputs = [(Path(args.pgn), record.pgn_text())] if args.pgn else []
     if args.report:
-        Path(args.report).write_text(report, encoding="utf-8")
+        outputs.append((Path(args.report), report))
     elif not args.pgn:
-        sys.stdout.write(report)
+        outputs.append((Path("-"), report))
+    try:
+        write_all([(path, text) for path, text in outputs if str(path) != "-"])
+    except BoardCtlError as exc:
+        return _fail("replay", f"{exc}; nothing written")
+    for path, text in outputs:
+        if str(path) == "-":
+            sys.stdout.write(text)
     moves = len(record.moves)
     alerts = sum(1 for line in record.report if line["kind"] == "alert")
     result = record.result.result if record.result else "*"
-    print(f"{path}: {moves} plies, {alerts} alerts, result {result}, "
+    print(f"{name}: {moves} plies, {alerts} alerts, result {result}, "
           f"{len(log.errors)} bad lines", file=sys.stderr)
     return 0
 
 
-def _archive(args: argparse.Namespace) -> Archive:
+def _print_errors(name: str, errors: list[Any]) -> None:
+    for error in errors[:MAX_ERRORS_SHOWN]:
+        print(f"{name}:{error}", file=sys.stderr)
+    if len(errors) > MAX_ERRORS_SHOWN:
+        print(f"{name}: ... and {len(errors) - MAX_ERRORS_SHOWN} more",
+              file=sys.stderr)
+
+
+def _fail(command: str, message: str, status: int = 2) -> int:
+    print(f"board-ctl {command}: {message}", file=sys.stderr)
+    return status
+
+
+def _archive(args: argparse.Namespace) -> Any:
+    from board_ctl.archive import Archive, default_data_dir
+
     return Archive(Path(args.data_dir) if args.data_dir else default_data_dir())
 
 
@@ -74,6 +111,8 @@ def _games(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from board_ctl.archive import ArchiveError
+
     archive = _archive(args)
     try:
         if args.event:
@@ -111,15 +150,70 @@ def _arbiter(args: argparse.Namespace) -> int:
     return run(args)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="board-ctl", description=__doc__)
+def _config_check(args: argparse.Namespace) -> int:
+    from board_ctl.config import describe_config, load_config
+    from board_ctl.errors import ConfigError
+    from board_ctl.service.cli import CONFIG_ENV
+
+    path = args.file or os.environ.get(CONFIG_ENV) or None
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        return _fail("config check", str(exc))
+    origin = (f"{path}" if args.file or path is None else f"{path} (from ${CONFIG_ENV})")
+    if path is None:
+        print(f"no config file (none given, ${CONFIG_ENV} unset): the built-in defaults")
+    else:
+        print(f"{origin}: valid")
+    for line in describe_config(config):
+        print(f"  {line}")
+    return 0
+
+
+class _HelpFormatter(argparse.HelpFormatter):
+    """Fills ``{data_dir}`` in a help text only when help is shown: looking the data
+    directory up costs imports that no other use of the parser needs."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help
+        if text and "{data_dir}" in text:
+            from board_ctl.archive import default_data_dir
+
+            text = text.replace("{data_dir}", str(default_data_dir()))
+        return text
+
+
+class _Parser(argparse.ArgumentParser):
+    """board-ctl's parsers (its subcommands' too): help through _HelpFormatter."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of `argv` (the command line about to be parsed). A command whose
+    options cost imports (the arbiter station's) gets them only when `argv` names it;
+    with None every command is complete."""
+    from board_ctl.service.cli import add_parser as add_run_parser
+
+    parser = _Parser(
+        prog="board-ctl", description="A reed-switch chessboard's controller and arbiter: "
+        "sensor events in; moves, alerts, LEDs and PGN out.")
+    parser.add_argument("--version", action="version", version=f"board-ctl {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug messages")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     replay = commands.add_parser(
-        "replay", help="replay a sensor log: moves, alerts, LED frames and PGN")
-    replay.add_argument("log", help="sensor log (JSON Lines)")
+        "replay", help="replay a sensor log: moves, alerts, LED frames and PGN",
+        description="Replay a sensor log through the referee, exactly as the board played "
+                    "it: the game's PGN and its report (moves, alerts, LED frames). A bad "
+                    "line is reported with its number and skipped. Exit status: 0 replayed; "
+                    "1 nothing was played (no event); 2 the log, an option or an output "
+                    "file cannot be used (then nothing is written).")
+    replay.add_argument("log", help="sensor log (JSON Lines); - reads standard input")
     replay.add_argument("--pgn", help="write the game's PGN here")
-    replay.add_argument("--report", help="write the game report (JSON Lines) here")
+    replay.add_argument("--report", help="write the game report (JSON Lines) here "
+                                         "(default without --pgn: standard output)")
     replay.add_argument("--profile", choices=sorted(PROFILES), default="fide",
                         help="rule profile (default: fide)")
     replay.add_argument("--time-control", metavar="TC",
@@ -128,17 +222,23 @@ def build_parser() -> argparse.ArgumentParser:
     replay.set_defaults(func=_replay)
     add_run_parser(commands)
 
-    games = commands.add_parser("games", help="list the games in the data directory")
-    games.add_argument("--data-dir", help="the data directory (default: %s)" % default_data_dir())
+    games = commands.add_parser(
+        "games", help="list the games in the data directory",
+        description="List the games archived in the data directory, finished or in "
+                    "progress, with any problem their journals show.")
+    games.add_argument("--data-dir", help="the data directory (default: {data_dir})")
     games.set_defaults(func=_games)
 
     export = commands.add_parser(
-        "export", help="export games as PGN from their journals (also games in progress)")
+        "export", help="export games as PGN from their journals (also games in progress)",
+        description="Export archived games as PGN, rebuilt from their journals: one game, "
+                    "every game of an event, or all of them; also a game still being "
+                    "played.")
     export.add_argument("game", nargs="?", help="a game's id or the start of it (default: all)")
     export.add_argument("--event", help="every game of this Event tag")
     export.add_argument("--pgn", help="write the PGN here (default: standard output)")
     export.add_argument("--sensor-log", help="also write the game's sensor log here")
-    export.add_argument("--data-dir", help="the data directory")
+    export.add_argument("--data-dir", help="the data directory (default: {data_dir})")
     export.set_defaults(func=_export)
 
     ladder = commands.add_parser(
@@ -150,8 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
                         type=lambda path: ("pgn", path), help="PGN files, games in file order")
     ladder.add_argument("--data-dir", action="append", dest="sources", metavar="DIR",
                         type=lambda path: ("archive", path),
-                        help="a data directory's archive (without any source: %s)"
-                        % default_data_dir())
+                        help="a data directory's archive (without any source: {data_dir})")
     ladder.add_argument("--games", action="store_true",
                         help="list each rated game and the points it moved instead")
     ladder.add_argument("--json", action="store_true", help="print JSON")
@@ -159,20 +258,62 @@ def build_parser() -> argparse.ArgumentParser:
 
     arbiter = commands.add_parser(
         "arbiter", help="the arbiter station: every board of the hall in a browser, "
-                        "the arbiter's commands, the live broadcast")
-    from board_ctl.station.cli import add_arguments as add_arbiter_arguments
+                        "the arbiter's commands, the live broadcast",
+        description="The arbiter station: every board of the hall (over MQTT) in a "
+                    "browser, the arbiters' commands, the live broadcast.")
+    if argv is None or "arbiter" in argv:  # its options import the station: only if used
+        from board_ctl.station.cli import add_arguments as add_arbiter_arguments
 
-    add_arbiter_arguments(arbiter)
+        add_arbiter_arguments(arbiter)
     arbiter.set_defaults(func=_arbiter)
+
+    config = commands.add_parser(
+        "config", help="check a configuration file",
+        description="Work with board-ctl's configuration (TOML; see "
+                    "config/board.example.toml).")
+    config_commands = config.add_subparsers(dest="config_command", required=True,
+                                            metavar="ACTION")
+    check = config_commands.add_parser(
+        "check", help="validate a config without starting anything",
+        description="Validate a configuration file as `board-ctl run` would at start-up, "
+                    "without opening the board or any pin, and say what was checked. Exit "
+                    "status 0 valid, 2 not (one line naming the key).")
+    check.add_argument("file", nargs="?", help="the config file (default: "
+                                               "$BOARD_CTL_CONFIG, else the built-in defaults)")
+    check.set_defaults(func=_config_check)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
-    return int(args.func(args))
+    try:
+        return int(args.func(args))
+    except BoardCtlError as exc:  # expected failures a command did not word itself
+        return _fail(args.command, str(exc))
+    except BrokenPipeError:
+        raise  # the reader of our output left: see entry_point
+    except OSError as exc:  # a file named on the command line, and the like
+        where = f"{exc.filename}: " if exc.filename else ""
+        return _fail(args.command, f"{where}{exc.strerror or exc}")
+    except KeyboardInterrupt:
+        return _fail(args.command, "interrupted", 130)
+
+
+def entry_point() -> int:
+    """`board-ctl`: `main`, and a reader that stops reading (``| head``) is no error."""
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python would complain again when it flushes stdout at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141  # as a shell reports a process killed by SIGPIPE
+    return code
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(entry_point())

@@ -10,27 +10,26 @@ board emulator. `config/board.example.toml` documents every key.
 from __future__ import annotations
 
 import math
-import tomllib
+import os
+import stat
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-import chess
-
-from board_ctl.core.timecontrol import TimeControl
-
 from board_ctl.core.profiles import PROFILES
-from board_ctl.errors import ConfigError
+from board_ctl.errors import BoardCtlError, ConfigError
 from board_ctl.livechess.address import parse_listen
+from board_ctl.printable import quoted
 
 BACKENDS = ("serial", "gpio", "emulator")
 ENGINE_SIDES = ("white", "black", "random")
 PLAYERS = ("random", "engine")
 VIEWS = ("auto", "rich", "plain", "none")
 MAX_BCM_PIN = 27  # GPIO0-27 on the 40-pin header
+MAX_CONFIG_BYTES = 1 << 20  # a config is a few kB; more is not a config (or /dev/zero)
 
 
 def _choices(*names: str) -> dict[str, Any]:
@@ -46,6 +45,67 @@ def _pin() -> Any:
     return field(default=None, metadata={"pins": True})
 
 
+def _checked(default: str, check: Callable[[str], object]) -> Any:
+    """A string key whose value `check` vets (ValueError says what is wrong)."""
+    return field(default=default, metadata={"check": check})
+
+
+def _check_port(port: str) -> None:
+    """A device path or a URL pyserial can open: an unknown scheme would only fail
+    when the service tries to connect (and then again and again)."""
+    if not port.strip():
+        raise ValueError("must name the board's port (a device such as /dev/chessboard, "
+                         "or a pyserial URL), not be empty")
+    if "://" in port:
+        scheme = port.split("://", 1)[0]
+        known = pyserial_url_schemes()
+        if scheme not in known:
+            raise ValueError(f"{quoted(port)} is not a port: pyserial opens no {scheme}:// "
+                             f"URL (it knows {', '.join(s + '://' for s in known)})")
+
+
+def pyserial_url_schemes() -> list[str]:
+    """The URL schemes of pyserial's serial_for_url (socket, rfc2217, loop ...)."""
+    import pkgutil
+
+    import serial.urlhandler
+
+    return sorted(m.name[len("protocol_"):] for m in pkgutil.iter_modules(
+        serial.urlhandler.__path__) if m.name.startswith("protocol_"))
+
+
+def _check_fen(fen: str) -> None:
+    if not fen:
+        return
+    import chess
+
+    try:
+        board = chess.Board(fen)
+    except ValueError as exc:
+        raise ValueError(f"{quoted(fen)} is not a FEN: {exc}") from None
+    if not board.is_valid():
+        raise ValueError(f"{quoted(fen)} is not a legal position ({board.status()!r})")
+
+
+def _check_time_control(text: str) -> None:
+    if text:
+        from board_ctl.sensorlog import parse_time_control
+
+        parse_time_control(text)
+
+
+def _tag(name: str) -> Any:
+    """A PGN tag's value (empty: left out), checked as every tag is (board_ctl.pgntags)."""
+
+    def check(value: str) -> None:
+        if value:
+            from board_ctl.pgntags import check_value
+
+            check_value(name, value)
+
+    return _checked("", check)
+
+
 @dataclass(frozen=True)
 class BoardConfig:
     backend: str = field(default="emulator", metadata=_choices(*BACKENDS))
@@ -54,10 +114,11 @@ class BoardConfig:
 
 @dataclass(frozen=True)
 class SerialConfig:
-    port: str = "/dev/chessboard"
-    baudrate: int = field(default=115200, metadata=_range(1200))
-    connect_timeout: float = field(default=10.0, metadata=_range(0.1))
-    lost_timeout: float = field(default=3.0, metadata=_range(0.1))
+    port: str = _checked("/dev/chessboard", _check_port)
+    # 4 Mbaud is the fastest rate Linux's termios names; USB CDC ignores the rate
+    baudrate: int = field(default=115200, metadata=_range(1200, 4_000_000))
+    connect_timeout: float = field(default=10.0, metadata=_range(0.1, 86400.0))
+    lost_timeout: float = field(default=3.0, metadata=_range(0.1, 86400.0))
 
 
 @dataclass(frozen=True)
@@ -127,13 +188,14 @@ class StatusConfig:
 
 @dataclass(frozen=True)
 class GameConfig:
-    fen: str = ""  # empty: the standard starting position
-    event: str = ""
-    site: str = ""
-    white: str = ""
-    black: str = ""
-    round: str = ""
-    time_control: str = ""  # PGN TimeControl ("5400+30", "300d5", "40/5400+30:1800+30")
+    fen: str = _checked("", _check_fen)  # empty: the standard starting position
+    event: str = _tag("Event")
+    site: str = _tag("Site")
+    white: str = _tag("White")
+    black: str = _tag("Black")
+    round: str = _tag("Round")
+    # PGN TimeControl ("5400+30", "300d5", "40/5400+30:1800+30")
+    time_control: str = _checked("", _check_time_control)
 
     def tags(self) -> dict[str, str]:
         names = {"event": "Event", "site": "Site", "white": "White", "black": "Black",
@@ -142,6 +204,8 @@ class GameConfig:
 
     @property
     def start_fen(self) -> str:
+        import chess
+
         return chess.Board(self.fen).fen() if self.fen else chess.STARTING_FEN
 
 
@@ -190,17 +254,30 @@ class Config:
     livechess: LiveChessConfig = field(default_factory=LiveChessConfig)
     source: str = field(default="", metadata={"internal": True})  # the file it came from
 
-    def with_overrides(self, **sections: Mapping[str, Any]) -> Config:
-        """A copy with some keys replaced (command-line options), validated like the file."""
+    def with_overrides(self, labels: Mapping[str, str] | None = None,
+                       **sections: Mapping[str, Any]) -> Config:
+        """A copy with some keys replaced (command-line options), validated like the file.
+
+        `labels` names where a key's value came from ({"game.time_control":
+        "--time-control"}): a bad value is reported under that name, not the key's."""
         raw = {name: {key: value for key, value in values.items() if value is not None}
                for name, values in sections.items()}
         merged = self
+        labels = labels or {}
         for name, values in raw.items():
             if values:
                 section = getattr(self, name)
-                checked = _section(type(section), values, name, base=section)
+                checked = _section(type(section), values, name, base=section, labels=labels)
                 merged = replace(merged, **{name: checked})
-        _check_cross(merged)
+        given = [f"{name}.{key}" for name, values in raw.items() for key in values]
+        try:
+            _check_cross(merged)
+        except ConfigError as exc:  # a check of several keys: named as the option, if one
+            message = str(exc)
+            for key in given:
+                if key in labels and message.startswith((f"{key}:", f"{key} ")):
+                    raise ConfigError(labels[key] + message[len(key):]) from None
+            raise
         return merged
 
 
@@ -211,21 +288,39 @@ def load_config(path: str | Path | None) -> Config:
     """The configuration in `path`, or the defaults when path is None."""
     if path is None:
         return Config()
-    path = Path(path)
+    return parse_config(read_config_text(Path(path)), str(path))
+
+
+def read_config_text(path: Path) -> str:
+    """The text of a config file: a regular file (or a pipe) of at most
+    MAX_CONFIG_BYTES of UTF-8 (a byte-order mark is allowed). ConfigError otherwise:
+    a device such as /dev/zero would be read forever, a terminal would wait for input."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as stream:
+            mode = os.fstat(stream.fileno()).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+                raise ConfigError(f"config file {path} is not a regular file")
+            data = stream.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"config file {path} is not UTF-8 text") from None
-    return parse_config(text, str(path))
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config file {path} is larger than {MAX_CONFIG_BYTES >> 10} kB: "
+                          "not a board-ctl config")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config file {path} is not UTF-8 text (byte {exc.start})") from None
 
 
 def parse_config(text: str, source: str = "<config>") -> Config:
+    import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: not valid TOML: nested too deeply") from None
     try:
         config: Config = _section(Config, data, "")
         _check_cross(config)
@@ -234,16 +329,18 @@ def parse_config(text: str, source: str = "<config>") -> Config:
     return replace(config, source=source)
 
 
-def _section(cls: type, data: Any, path: str, base: Any = None) -> Any:
+def _section(cls: type, data: Any, path: str, base: Any = None,
+             labels: Mapping[str, str] | None = None) -> Any:
     where = path or "the config file"
+    labels = labels or {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must be a table ([{path}]), got {_show(data)}")
     known = {f.name: f for f in fields(cls) if not f.metadata.get("internal")}
     for key in data:
         if key not in known:
             raise ConfigError(
-                f"unknown key {_join(path, key)} in {where} "
-                f"(known: {', '.join(known)})")
+                f"unknown key {_join(path, quoted(key) if not key.isidentifier() else key)} "
+                f"in {where} (known: {', '.join(known)})")
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
     for key, value in data.items():
@@ -252,9 +349,10 @@ def _section(cls: type, data: Any, path: str, base: Any = None) -> Any:
         kind = hints[key]
         if isinstance(kind, type) and hasattr(kind, "__dataclass_fields__"):
             values[key] = _section(kind, value, name,
-                                   base=getattr(base, key) if base is not None else None)
+                                   base=getattr(base, key) if base is not None else None,
+                                   labels=labels)
         else:
-            values[key] = _value(kind, value, name, spec.metadata)
+            values[key] = _value(kind, value, labels.get(name, name), spec.metadata)
     if base is not None:
         return replace(base, **values)
     return cls(**values)
@@ -282,22 +380,29 @@ def _value(kind: Any, value: Any, name: str, meta: Mapping[str, Any]) -> Any:
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{name} must be an integer, got {_show(value)}")
         if meta.get("pins") and not 0 <= value <= MAX_BCM_PIN:
-            raise ConfigError(f"{name} must be a BCM GPIO number 0-{MAX_BCM_PIN}, got {value}")
+            raise ConfigError(f"{name} must be a BCM GPIO number 0-{MAX_BCM_PIN}, "
+                              f"got {_show(value)}")
         _check_range(value, name, meta)
         return value
     if kind is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise ConfigError(f"{name} must be a number, got {_show(value)}")
-        if not math.isfinite(value):
+        if isinstance(value, float) and not math.isfinite(value):
             raise ConfigError(f"{name} must be a finite number, got {value}")
-        _check_range(value, name, meta)
+        _check_range(value, name, meta)  # before float(): an integer may be huge
         return float(value)
     if kind is str:
         if not isinstance(value, str):
             raise ConfigError(f"{name} must be a string, got {_show(value)}")
         choices = meta.get("choices")
         if choices is not None and value not in choices:
-            raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {value!r}")
+            raise ConfigError(f"{name} must be one of {', '.join(choices)}, got {quoted(value)}")
+        check = meta.get("check")
+        if check is not None:
+            try:
+                check(value)
+            except (ValueError, BoardCtlError) as exc:  # TagError, TimeControlError ...
+                raise ConfigError(f"{name}: {exc}") from None
         return value
     raise TypeError(f"config type {kind!r} of {name} is not supported")  # a bug here
 
@@ -305,25 +410,14 @@ def _value(kind: Any, value: Any, name: str, meta: Mapping[str, Any]) -> Any:
 def _check_range(value: float, name: str, meta: Mapping[str, Any]) -> None:
     low, high = meta.get("min"), meta.get("max")
     if low is not None and value < low:
-        raise ConfigError(f"{name} must be at least {low:g}, got {value:g}")
+        raise ConfigError(f"{name} must be at least {_show(low)}, got {_show(value)}")
     if high is not None and value > high:
-        raise ConfigError(f"{name} must be at most {high:g}, got {value:g}")
+        raise ConfigError(f"{name} must be at most {_show(high)}, got {_show(value)}")
 
 
 def _check_cross(config: Config) -> None:
-    """Checks that need several keys: the FEN, and no GPIO pin used twice."""
-    if config.game.fen:
-        try:
-            board = chess.Board(config.game.fen)
-        except ValueError as exc:
-            raise ConfigError(f"game.fen is not a FEN: {exc}") from None
-        if not board.is_valid():
-            raise ConfigError(f"game.fen is not a legal position ({board.status()!r})")
-    if config.game.time_control:
-        try:
-            TimeControl.parse(config.game.time_control)
-        except ValueError as exc:
-            raise ConfigError(f"game.time_control: {exc}") from None
+    """Checks that need several keys (or a file): the emulator's log, the opponent, the
+    LiveChess address, and no GPIO pin used twice."""
     opponent = config.opponent
     if opponent.engine and opponent.level is not None and opponent.elo is not None:
         raise ConfigError("opponent.level and opponent.elo both set: choose one")
@@ -332,6 +426,8 @@ def _check_cross(config: Config) -> None:
                           "person's side itself; leave emulator.log empty")
     if opponent.book and not Path(opponent.book).expanduser().is_file():
         raise ConfigError(f"opponent.book: no such file {opponent.book}")
+    if config.board.backend == "emulator" and config.emulator.log:
+        _check_emulator_log(config.emulator.log)
     if config.livechess.listen:
         parse_listen(config.livechess.listen)  # a ConfigError naming livechess.listen
     used: dict[int, str] = {}
@@ -383,6 +479,18 @@ def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
 
+def _check_emulator_log(log: str) -> None:
+    """The log the emulator will play can be read and starts from a playable position."""
+    from board_ctl.errors import SensorLogError
+    from board_ctl.sensorlog import read_start
+
+    try:
+        read_start(Path(log).expanduser())
+    except SensorLogError as exc:
+        where = f"{log}:" if exc.line is not None else ""
+        raise ConfigError(f"emulator.log: {where}{exc}") from None
+
+
 def _show(value: Any) -> str:
     if isinstance(value, dict):
         return "a table"
@@ -390,4 +498,39 @@ def _show(value: Any) -> str:
         return "a list"
     if isinstance(value, bool):
         return "true" if value else "false"
-    return repr(value)
+    if isinstance(value, int) and abs(value) >= 10**15:
+        return f"a number of {len(str(abs(value)))} digits"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return quoted(value)
+
+
+def describe_config(config: Config) -> list[str]:
+    """What a checked config sets up, one line an item (`board-ctl config check`)."""
+    board = config.board
+    if board.backend == "serial":
+        where = (f"the board on {config.serial.port} at {config.serial.baudrate} baud "
+                 f"(given up on after {config.serial.connect_timeout:g} s without an answer)")
+    elif board.backend == "emulator":
+        where = (f"the board emulator playing {config.emulator.log or 'the built-in demo game'}"
+                 f" at {config.emulator.speed:g}x")
+    else:
+        where = (f"a reed-switch matrix on this Pi's GPIO (rows {list(config.gpio.rows)}, "
+                 f"columns {list(config.gpio.cols)}, {config.gpio.scan_hz} scans/s)")
+    game = config.game
+    tags = ", ".join(f"{tag} {quoted(value)}" for tag, value in game.tags().items())
+    pins = pin_assignments(config)
+    lines = [
+        f"board: {where}; rule profile {board.profile}",
+        f"game: {'from ' + quoted(game.fen) if game.fen else 'the standard start position'}; "
+        f"clock {game.time_control or 'without a time control'}; "
+        f"PGN tags {tags or 'none set'}",
+        f"GPIO pins: {len(pins)} used, none twice" if pins else "GPIO pins: none used",
+        f"output: games in {config.output.dir or '.'}, archive in "
+        f"{config.output.data_dir or 'the default data directory'}; view {config.display.view}",
+        "checked: every key's name, type and range, the FEN, the time control, the PGN "
+        "tags" + (", the port's name" if board.backend == "serial" else "")
+        + (", the emulator's log" if board.backend == "emulator" and config.emulator.log
+           else "") + ", no pin used twice; nothing was opened or started",
+    ]
+    return lines

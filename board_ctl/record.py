@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import logging
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import chess
-import chess.pgn
 
 from board_ctl.core.effects import (
     Alert,
@@ -22,7 +22,13 @@ from board_ctl.core.effects import (
     Remote,
     TakenBack,
 )
+from board_ctl.pgntags import check_tags, header_line
 from board_ctl.sensorlog import SIDE_NAMES
+
+if TYPE_CHECKING:
+    import chess.pgn
+
+log = logging.getLogger(__name__)
 
 PGN_TERMINATION = {
     "time-forfeit": "time forfeit",
@@ -137,22 +143,29 @@ class GameRecord:
         return [json.dumps(line, ensure_ascii=False) for line in ordered]
 
     def pgn_game(self, date: dt.date | None = None) -> chess.pgn.Game:
+        import chess.pgn  # here: chess.pgn pulls in chess.engine and asyncio
+
+        # The tags were checked where they came in; a tag that still cannot be written
+        # truthfully is left out rather than cost the game its PGN.
+        tags, problems = check_tags(self.tags)
+        for problem in problems:
+            log.warning("PGN: %s", problem)
         game = chess.pgn.Game()
         board = chess.Board(self.start_fen)
         if self.start_fen != chess.STARTING_FEN:
             game.setup(board)
         day = date or dt.date.today()
-        game.headers["Event"] = self.tags.get("Event", "board_ctl game")
-        game.headers["Site"] = self.tags.get("Site", "?")
-        game.headers["Date"] = self.tags.get("Date", day.strftime("%Y.%m.%d"))
-        game.headers["Round"] = self.tags.get("Round", "-")
-        game.headers["White"] = self.tags.get("White", "?")
-        game.headers["Black"] = self.tags.get("Black", "?")
+        game.headers["Event"] = tags.get("Event", "board_ctl game")
+        game.headers["Site"] = tags.get("Site", "?")
+        game.headers["Date"] = tags.get("Date", day.strftime("%Y.%m.%d"))
+        game.headers["Round"] = tags.get("Round", "-")
+        game.headers["White"] = tags.get("White", "?")
+        game.headers["Black"] = tags.get("Black", "?")
         result = self.result.result if self.result else "*"
         game.headers["Result"] = result
         if self.time_control:
             game.headers["TimeControl"] = self.time_control
-        for key, value in self.tags.items():
+        for key, value in tags.items():
             if key not in game.headers:
                 game.headers[key] = value
         if self.result:
@@ -176,5 +189,12 @@ class GameRecord:
         return game
 
     def pgn_text(self, date: dt.date | None = None) -> str:
-        exporter = chess.pgn.StringExporter(headers=True, variations=True, comments=True)
-        return self.pgn_game(date).accept(exporter) + "\n"
+        """The game as PGN export format. The tag section is written here, values
+        escaped as the standard says (python-chess 1.11 writes them raw), the movetext
+        by python-chess."""
+        import chess.pgn
+
+        game = self.pgn_game(date)
+        tags = "\n".join(header_line(name, value) for name, value in game.headers.items())
+        exporter = chess.pgn.StringExporter(headers=False, variations=True, comments=True)
+        return f"{tags}\n\n{game.accept(exporter)}\n"

@@ -9,6 +9,7 @@ from board_ctl.core.events import Event
 from board_ctl.core.profiles import Profile
 from board_ctl.core.referee import Referee
 from board_ctl.core.timecontrol import TimeControl
+from board_ctl.errors import BoardCtlError, SensorLogError
 from board_ctl.record import GameRecord
 from board_ctl.sensorlog import SensorLog, StartInfo
 
@@ -50,4 +51,19 @@ def replay_events(
 def replay_log(
     log: SensorLog, profile: Profile, time_control: TimeControl | None = None
 ) -> GameRecord:
-    return replay_events(log.start, log.events, profile, time_control)
+    """The game of a read log. An event the referee refuses (a time it cannot keep) is
+    added to the log's errors with its line and skipped: the rest still replays."""
+    referee, record = new_game(log.start, profile, time_control)
+    lines = log.lines if len(log.lines) == len(log.events) else [None] * len(log.events)
+    last_t = 0.0
+    for line, event in zip(lines, log.events):
+        try:
+            effects = referee.feed(event)
+        except BoardCtlError as exc:
+            log.errors.append(SensorLogError(f"the referee refused this event: {exc}; "
+                                             "skipped", line))
+            continue
+        record.extend(effects)
+        last_t = event.t
+    record.extend(referee.finish(last_t))
+    return record

@@ -1,30 +1,66 @@
 """The sensor log: JSON Lines of raw board events (see shared/spec/sensor-log.md).
 
 Reading never stops at a bad line: each one becomes a `SensorLogError` carrying its
-line number, and the rest of the log is still read.
+line number, and the rest of the log is still read. Only a `start` line whose position
+cannot be played stops it (`BadStartError`): replaying the moves from another position
+would record a game that was never played.
+
+What a log may hold (anything else is a bad line, reported and skipped):
+
+- ``t``: seconds since the game started, a number from 0 to 10^12 (the core's
+  MAX_SECONDS, about 31,700 years): logs stamped with Unix-epoch seconds are fine, read
+  to the microsecond up to 2^32 s (the year 2106), beyond that to a float's own
+  precision. Times never go backwards.
+- an external clock's ``white`` and ``black``: seconds on its display, finite numbers
+  >= 0. One that is not is reported and the press kept without the times; one above
+  what a clock shows (999:59:59) is kept as read, with a warning naming the line: the
+  referee refuses it as a clock fault, as it would at the board.
+- a line: at most 65,536 characters; the file is UTF-8, with or without a byte-order
+  mark; undecodable bytes make only their own line bad.
+- ``tags`` on the start line: PGN tags, checked by `board_ctl.pgntags`; a bad one is
+  reported and left out.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
-import re
+import os
+import stat
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, Any
 
 import chess
 
 from board_ctl.core import events as ev
 from board_ctl.core.timebase import MAX_SECONDS
-from board_ctl.core.timecontrol import TimeControl
+from board_ctl.core.timecontrol import MAX_CLOCK_SECONDS, TimeControl
 from board_ctl.errors import SensorLogError
+from board_ctl.pgntags import check_tags
+from board_ctl.printable import quoted
 
 SIDES = {"white": chess.WHITE, "black": chess.BLACK}
-_TAG_NAME = re.compile(r"[A-Za-z0-9_]+")
-_TAGS_OF_OUR_OWN = {"FEN", "SetUp", "Result", "TimeControl", "Termination"}
 SIDE_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 PROMOTION_PIECES = {"q": chess.QUEEN, "r": chess.ROOK, "b": chess.BISHOP, "n": chess.KNIGHT}
+
+MAX_T = MAX_SECONDS  # the latest time a log may hold (the core's bound)
+MAX_LINE = 65536  # characters in one line; a longer one is skipped unread
+
+
+class BadStartError(SensorLogError):
+    """A start line whose position cannot be played: the log cannot be replayed."""
+
+
+class SensorLogWarning(SensorLogError):
+    """A line kept as it is, but worth a word (a reading no clock can show)."""
+
+
+class _Warning(str):
+    """A problem of a line that is not an error: the line is kept as it is."""
 
 
 @dataclass(frozen=True)
@@ -44,63 +80,98 @@ class SensorLog:
     start: StartInfo
     events: list[ev.Event]
     errors: list[SensorLogError]
+    lines: list[int] = field(default_factory=list)  # the line number of each event
+    start_line: int | None = None  # the start line's number, if the log has one
+    # Lines kept as they are but worth a word (a clock reading no clock can show).
+    warnings: list[SensorLogError] = field(default_factory=list)
+
+
+def number(obj: dict[str, Any], key: str, low: float, high: float, what: str,
+           *, below: bool = False) -> float:
+    """obj[key] as a float in [low, high] ([low, high) with `below`), else ValueError.
+
+    Compared before any conversion: a JSON integer may have thousands of digits."""
+    value = obj.get(key)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{key!r} must be {what}, not {quoted(value)}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"{key!r} must be {what}, not {value}")
+    if value < low or value > high or (below and value == high):
+        shown = _digits(value) if isinstance(value, int) else value
+        limits = (f"at least {low:g}" if high == math.inf else
+                  f"from {low:g} to {'below ' if below else ''}{high:.10g}")
+        raise ValueError(f"{key!r} must be {what}, {limits}, not {shown}")
+    return float(value)
+
+
+def _time(obj: dict[str, Any]) -> float:
+    return number(obj, "t", 0, MAX_T, "the seconds since the game started")
 
 
 def _square(obj: dict[str, Any], key: str = "sq") -> chess.Square:
     name = obj.get(key)
     if not isinstance(name, str) or name.lower() not in chess.SQUARE_NAMES:
-        raise ValueError(f"{key!r} must be a square name such as \"e4\", not {name!r}")
+        raise ValueError(f"{key!r} must be a square name such as \"e4\", not {quoted(name)}")
     return chess.parse_square(name.lower())
 
 
 def _side(obj: dict[str, Any]) -> chess.Color:
     name = obj.get("side")
-    if name not in SIDES:
-        raise ValueError(f"'side' must be \"white\" or \"black\", not {name!r}")
+    if not isinstance(name, str) or name not in SIDES:
+        raise ValueError(f"'side' must be \"white\" or \"black\", not {quoted(name)}")
     return SIDES[name]
 
 
+def parse_time_control(text: object) -> TimeControl:
+    """A PGN TimeControl, or ValueError (TimeControlError) saying why not; the core
+    bounds every time in it by what a clock can show."""
+    if not isinstance(text, str):
+        raise ValueError(f"a time control is text such as \"5400+30\", not {quoted(text)}")
+    return TimeControl.parse(text)
+
+
+def _digits(value: int, unit: str = "") -> str:
+    text = str(value)
+    return text + unit if len(text) <= 20 else f"a number of {len(text)} digits"
+
+
 def _start(obj: dict[str, Any]) -> StartInfo:
+    problems: list[str] = []
     fen = obj.get("fen", chess.STARTING_FEN)
     if not isinstance(fen, str):
-        raise ValueError("'fen' must be a string")
+        raise BadStartError(f"'fen' must be a FEN string, not {quoted(fen)}: the game "
+                            "cannot be replayed from an unknown position")
     try:
         board = chess.Board(fen)
     except ValueError as exc:
-        raise ValueError(f"bad FEN {fen!r}: {exc}") from None
+        raise BadStartError(f"bad FEN {quoted(fen)}: {exc}: the game cannot be replayed "
+                            "from an unknown position") from None
     if not board.is_valid():
-        raise ValueError(f"FEN {fen!r} is not a legal position ({board.status()!r})")
-    problems: list[str] = []
+        raise BadStartError(f"FEN {quoted(fen)} is not a legal position "
+                            f"({board.status()!r}): the game cannot be replayed from it")
     raw_tc = obj.get("time_control")
     tc: str | None = None
     if raw_tc is not None:
         try:
-            tc = str(TimeControl.parse(raw_tc if isinstance(raw_tc, str) else ""))
+            tc = str(parse_time_control(raw_tc))
         except ValueError as exc:
             problems.append(f"{exc}; the game is replayed without a clock")
     tags = obj.get("tags", {})
     if not isinstance(tags, dict):
         problems.append("'tags' must be an object of PGN tags; left out")
         tags = {}
-    good: dict[str, str] = {}
-    for name, value in tags.items():
-        if not _TAG_NAME.fullmatch(name) or name in _TAGS_OF_OUR_OWN:
-            problems.append(f"tag {name!r} left out: not a PGN tag name, or one the game "
-                            "record sets itself")
-        elif not isinstance(value, str) or '"' in value or "\n" in value:
-            problems.append(f"tag {name!r} left out: its value must be one line of text "
-                            "without double quotes")
-        else:
-            good[name] = value
+    good, bad = check_tags(tags)
+    problems.extend(bad)
     remote = obj.get("remote")
     if remote is not None and remote not in SIDES:
-        problems.append(f"'remote' must be \"white\" or \"black\", not {remote!r}; left out")
+        problems.append(f"'remote' must be \"white\" or \"black\", not {quoted(remote)}; "
+                        "left out")
         remote = None
     return StartInfo(fen=board.fen(), time_control=tc, tags=good,
                      remote=None if remote is None else SIDES[remote], problems=tuple(problems))
 
 
-def _snapshot(obj: dict[str, Any], t: float) -> ev.Snapshot:
+def _snapshot(obj: dict[str, Any], t: float, problems: list[str]) -> ev.Snapshot:
     names = obj.get("occupied")
     if not isinstance(names, list):
         raise ValueError("'occupied' must be a list of square names")
@@ -110,16 +181,28 @@ def _snapshot(obj: dict[str, Any], t: float) -> ev.Snapshot:
     return ev.Snapshot(t, bits)
 
 
-def _clock(obj: dict[str, Any], t: float) -> ev.ClockPressed:
-    """A press; with ``white`` and ``black``, an external clock's display after it."""
+def _clock(obj: dict[str, Any], t: float, problems: list[str]) -> ev.ClockPressed:
+    """A press; with ``white`` and ``black``, an external clock's display after it.
+
+    Times that are no number of seconds are reported and left out: the press itself
+    still counts. Times beyond any clock's display are kept, with a warning: the referee
+    refuses them as a clock fault, as it would have at the board."""
     side = _side(obj)
     if "white" not in obj and "black" not in obj:
         return ev.ClockPressed(t, side)
-    values = (obj.get("white"), obj.get("black"))
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-        raise ValueError("'white' and 'black' must both be the clock's remaining seconds, "
-                         f"not {values[0]!r} and {values[1]!r}")
-    return ev.ClockPressed(t, side, (float(values[0]), float(values[1])))  # type: ignore[arg-type]
+    what = "the seconds the clock shows"
+    try:
+        times = (number(obj, "white", 0, math.inf, what),
+                 number(obj, "black", 0, math.inf, what))
+    except ValueError as exc:
+        problems.append(f"{exc}; the press is kept without the clock's times")
+        return ev.ClockPressed(t, side)
+    for name, value in zip(("white", "black"), times):
+        if value > MAX_CLOCK_SECONDS:
+            problems.append(_Warning(
+                f"{name!r} is {value:g} s, more than a clock shows (999:59:59): kept as "
+                "read, for the referee to judge (a clock fault)"))
+    return ev.ClockPressed(t, side, times)
 
 
 def _uci(obj: dict[str, Any]) -> chess.Move:
@@ -129,107 +212,223 @@ def _uci(obj: dict[str, Any]) -> chess.Move:
             raise ValueError
         move = chess.Move.from_uci(text)
     except ValueError:
-        raise ValueError(f"'uci' must be a move such as \"e7e5\", not {text!r}") from None
+        raise ValueError(f"'uci' must be a move such as \"e7e5\", not {quoted(text)}") from None
     if not move:
         raise ValueError("'uci' must be a move, not the null move")
     return move
 
 
-_PARSERS: dict[str, Callable[[dict[str, Any], float], ev.Event]] = {
-    "lift": lambda o, t: ev.Lifted(t, _square(o)),
-    "place": lambda o, t: ev.Placed(t, _square(o)),
-    "clock": _clock,
-    "resign": lambda o, t: ev.Resigned(t, _side(o)),
-    "draw-offer": lambda o, t: ev.DrawOffered(t, _side(o)),
-    "draw-accept": lambda o, t: ev.DrawAccepted(t, _side(o)),
-    "claim": lambda o, t: ev.DrawClaimed(t, _side(o)),
-    "snapshot": _snapshot,
-    # The remote side (a computer) and the buttons for playing it.
-    "opponent-move": lambda o, t: ev.OpponentMoved(t, _uci(o)),
-    "hint": lambda o, t: ev.HintAsked(t),
-    "hint-move": lambda o, t: ev.HintGiven(t, _uci(o)),
-    "takeback": lambda o, t: ev.TakebackAsked(t),
-}
-
-
-def _promote(obj: dict[str, Any], t: float) -> ev.PromotionChosen:
+def _promote(obj: dict[str, Any], t: float, problems: list[str]) -> ev.PromotionChosen:
     piece = obj.get("piece")
     if not isinstance(piece, str) or piece.lower() not in PROMOTION_PIECES:
-        raise ValueError(f"'piece' must be one of q, r, b, n, not {piece!r}")
+        raise ValueError(f"'piece' must be one of q, r, b, n, not {quoted(piece)}")
     return ev.PromotionChosen(t, PROMOTION_PIECES[piece.lower()])
 
 
-_PARSERS["promote"] = _promote
+_PARSERS: dict[str, Callable[[dict[str, Any], float, list[str]], ev.Event]] = {
+    "lift": lambda o, t, p: ev.Lifted(t, _square(o)),
+    "place": lambda o, t, p: ev.Placed(t, _square(o)),
+    "clock": _clock,
+    "resign": lambda o, t, p: ev.Resigned(t, _side(o)),
+    "draw-offer": lambda o, t, p: ev.DrawOffered(t, _side(o)),
+    "draw-accept": lambda o, t, p: ev.DrawAccepted(t, _side(o)),
+    "claim": lambda o, t, p: ev.DrawClaimed(t, _side(o)),
+    "snapshot": _snapshot,
+    "promote": _promote,
+    # The remote side (a computer) and the buttons for playing it.
+    "opponent-move": lambda o, t, p: ev.OpponentMoved(t, _uci(o)),
+    "hint": lambda o, t, p: ev.HintAsked(t),
+    "hint-move": lambda o, t, p: ev.HintGiven(t, _uci(o)),
+    "takeback": lambda o, t, p: ev.TakebackAsked(t),
+}
 
 
-def parse_line(text: str, line: int) -> ev.Event | StartInfo | None:
-    """One log line as an event (or StartInfo); None for a blank line."""
-    if not text.strip():
-        return None
+def _json(text: str, line: int) -> Any:
     try:
-        obj = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SensorLogError(f"not valid JSON ({exc.msg} at column {exc.colno})", line) from None
+    except RecursionError:
+        raise SensorLogError("not valid JSON (nested too deeply)", line) from None
+    except ValueError as exc:  # e.g. an integer of more digits than Python converts
+        raise SensorLogError(f"not valid JSON ({exc})", line) from None
+
+
+def parse_line_checked(text: str, line: int,
+                       problems: list[str]) -> ev.Event | StartInfo | None:
+    """One log line as an event (or StartInfo); None for a blank line. What is wrong
+    but left out, the rest of the line still counting, is added to `problems`."""
+    if not text.strip():
+        return None
+    if len(text) > MAX_LINE + 1:  # a line and its newline
+        raise SensorLogError(f"longer than {MAX_LINE} characters; skipped", line)
+    obj = _json(text, line)
     if not isinstance(obj, dict):
         raise SensorLogError("not a JSON object", line)
     kind = obj.get("ev")
-    t = obj.get("t", 0.0 if kind == "start" else None)
-    if (isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t <= MAX_SECONDS
-            or not math.isfinite(t)):  # (bounded first: a 4,000-digit int overflows isfinite)
-        raise SensorLogError(f"'t' must be a number of seconds from 0 to {MAX_SECONDS:.0e}, "
-                             f"not {str(t)[:24]}", line)
     try:
         if kind == "start":
+            if "t" in obj:
+                _time(obj)
             return _start(obj)
-        parser = _PARSERS.get(kind)  # type: ignore[arg-type]
+        t = _time(obj)
+        parser = _PARSERS.get(kind) if isinstance(kind, str) else None
         if parser is None:
-            raise ValueError(f"unknown event {kind!r}")
-        return parser(obj, float(t))
+            raise ValueError(f"unknown event {quoted(kind)}")
+        return parser(obj, t, problems)
+    except BadStartError as exc:
+        raise BadStartError(exc.reason, line) from None
     except ValueError as exc:
         raise SensorLogError(str(exc), line) from None
 
 
+def parse_line(text: str, line: int) -> ev.Event | StartInfo | None:
+    """One log line as an event (or StartInfo, its problems inside); None for a blank
+    line. An event's own left-out parts (an impossible clock reading) are dropped
+    silently here: `iter_sensor_log` reports them."""
+    return parse_line_checked(text, line, [])
+
+
+class _TooLong(str):
+    """A line cut at MAX_LINE characters; the rest of it was skipped unread."""
+
+
+def _lines(stream: IO[str] | Iterable[str]) -> Iterator[str]:
+    """The stream's lines, none longer than MAX_LINE + 1 characters kept in memory."""
+    readline = getattr(stream, "readline", None)
+    if readline is None:
+        yield from stream
+        return
+    while True:
+        text = readline(MAX_LINE + 2)
+        if not text:
+            return
+        if len(text) > MAX_LINE + 1 or (len(text) == MAX_LINE + 2 and not text.endswith("\n")):
+            rest = text
+            while rest and not rest.endswith("\n"):  # skip the rest of the line
+                rest = readline(MAX_LINE)
+            yield _TooLong(text[:MAX_LINE])
+        else:
+            yield text
+
+
 def iter_sensor_log(
-    lines: Iterable[str],
+    lines: IO[str] | Iterable[str],
 ) -> Iterator[tuple[int, ev.Event | StartInfo | SensorLogError]]:
-    """Yield (line number, event or StartInfo or error) for every non-blank line."""
+    """Yield (line number, event or StartInfo or error) for every non-blank line.
+
+    A start line that cannot be played yields a `BadStartError`; it ends nothing here
+    (`read_sensor_log` stops at it)."""
     last_t = 0.0
-    for number, text in enumerate(lines, start=1):
+    first = True
+    for number_, text in enumerate(_lines(lines), start=1):
+        problems: list[str] = []
         try:
-            item = parse_line(text, number)
+            if isinstance(text, _TooLong):
+                raise SensorLogError(f"longer than {MAX_LINE} characters; skipped", number_)
+            item = parse_line_checked(text, number_, problems)
+        except BadStartError as exc:
+            first, was_first = False, first
+            yield number_, (exc if was_first else SensorLogError(
+                "'start' is only allowed on the first line", number_))
+            continue
         except SensorLogError as exc:
-            yield number, exc
+            first = False
+            yield number_, exc
             continue
         if item is None:
             continue
+        for problem in problems:
+            kind = SensorLogWarning if isinstance(problem, _Warning) else SensorLogError
+            yield number_, kind(problem, number_)
         if isinstance(item, StartInfo):
-            if number != 1:
-                yield number, SensorLogError("'start' is only allowed on the first line", number)
+            if not first:
+                yield number_, SensorLogError("'start' is only allowed on the first line",
+                                              number_)
                 continue
             for problem in item.problems:
-                yield number, SensorLogError(problem, number)
+                yield number_, SensorLogError(problem, number_)
         elif item.t < last_t:
-            yield number, SensorLogError(
-                f"time goes backwards ({item.t} after {last_t}); line skipped", number
+            yield number_, SensorLogError(
+                f"time goes backwards ({item.t} after {last_t}); line skipped", number_
             )
             continue
         else:
             last_t = item.t
-        yield number, item
+        first = False
+        yield number_, item
 
 
 def read_sensor_log(stream: IO[str] | Iterable[str]) -> SensorLog:
+    """The whole log; bad lines are in its `errors`. BadStartError if its start line
+    names a position that cannot be played."""
     start = StartInfo()
     events: list[ev.Event] = []
     errors: list[SensorLogError] = []
-    for _, item in iter_sensor_log(stream):
-        if isinstance(item, SensorLogError):
+    lines: list[int] = []
+    start_line: int | None = None
+    warnings: list[SensorLogError] = []
+    for number_, item in iter_sensor_log(stream):
+        if isinstance(item, BadStartError):
+            raise item
+        if isinstance(item, SensorLogWarning):
+            warnings.append(item)
+        elif isinstance(item, SensorLogError):
             errors.append(item)
         elif isinstance(item, StartInfo):
-            start = item
+            start, start_line = item, number_
         else:
             events.append(item)
-    return SensorLog(start, events, errors)
+            lines.append(number_)
+    return SensorLog(start, events, errors, lines, start_line, warnings)
+
+
+def open_sensor_log(path: str | Path) -> IO[str]:
+    """A log file (or ``-``, standard input) opened to be read as the format says:
+    UTF-8 with or without a byte-order mark, a bad byte spoiling only its own line.
+
+    SensorLogError (naming the file) if it cannot be opened, or is not a regular file or
+    a pipe: a device such as /dev/zero would be read forever."""
+    if str(path) == "-":
+        return io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8-sig", errors="replace")
+    try:
+        raw = open(path, "rb")  # noqa: SIM115 (handed to the wrapper, closed with it)
+    except OSError as exc:
+        raise SensorLogError(f"cannot read {path}: {exc.strerror or exc}") from None
+    mode = os.fstat(raw.fileno()).st_mode
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+        raw.close()
+        raise SensorLogError(f"cannot read {path}: not a regular file")
+    return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace")
+
+
+def read_start(path: str | Path) -> StartInfo:
+    """Only the start of a log file: its first line's StartInfo (the default when the
+    log has none). SensorLogError if the file cannot be read, BadStartError if its
+    start line cannot be played."""
+    with open_sensor_log(path) as stream:
+        try:
+            for _, item in iter_sensor_log(stream):
+                if isinstance(item, BadStartError):
+                    raise item
+                if not isinstance(item, SensorLogError):  # bad lines come before
+                    return item if isinstance(item, StartInfo) else StartInfo()
+        except OSError as exc:
+            raise SensorLogError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return StartInfo()
+
+
+def load_sensor_log(path: str | Path) -> SensorLog:
+    """`read_sensor_log` of a file (or ``-``); SensorLogError if it cannot be read at
+    all, BadStartError if its start line cannot be played."""
+    stream = open_sensor_log(path)
+    try:
+        return read_sensor_log(stream)
+    except OSError as exc:  # an I/O error mid-file (a failing disk, a device gone)
+        raise SensorLogError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        if str(path) != "-":
+            stream.close()
 
 
 def event_to_json(event: ev.Event) -> dict[str, Any]:

@@ -41,7 +41,8 @@ import chess
 
 from board_ctl.core import events as ev
 from board_ctl.core.effects import Buzzer, LedFrame
-from board_ctl.sensorlog import read_sensor_log
+from board_ctl.errors import SensorLogError
+from board_ctl.sensorlog import load_sensor_log
 from firmware_bridge import protocol as P
 from firmware_bridge.clock_device import ClockDevice, with_clock_times
 from firmware_bridge.link import wire_to_leds
@@ -184,7 +185,8 @@ class Emulator:
             self.occupied = self.occupied | bit if placed else self.occupied & ~bit
             self.send(P.SQUARE, event.square, placed, ms)
         elif isinstance(event, ev.ClockPressed) and event.times is not None:
-            white, black = (round(x * 1000) for x in event.times)
+            # the wire's u32 ms is all a clock can say: a log's absurd reading as the most
+            white, black = (round(min(x, 0xFFFFFFFF / 1000) * 1000) for x in event.times)
             self.send(P.CLOCK_TIMES, P.WHITE if event.side else P.BLACK, ms, white, black)
         elif isinstance(event, ev.ClockPressed):
             self.send(P.CLOCK, P.WHITE if event.side else P.BLACK, ms)
@@ -555,10 +557,10 @@ def main(argv: list[str] | None = None) -> int:
     occupied = chess.Board().occupied
     if args.log is not None:
         try:
-            with args.log.open(encoding="utf-8") as stream:
-                sensor_log = read_sensor_log(stream)
-        except OSError as exc:
-            parser.exit(2, f"board-emulator: cannot read {args.log}: {exc.strerror}\n")
+            sensor_log = load_sensor_log(args.log)
+        except SensorLogError as exc:  # unreadable, or a start no game can have
+            where = f"{args.log}:" if exc.line is not None else ""
+            parser.exit(2, f"board-emulator: {where}{exc}\n")
         for error in sensor_log.errors:
             log.warning("%s: %s (skipped)", args.log, error)
         occupied = chess.Board(sensor_log.start.fen).occupied

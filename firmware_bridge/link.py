@@ -12,7 +12,15 @@ Times: the board stamps everything with its own u32 millisecond clock. Events ca
 seconds since the link's first frame, on the board's clock (so bursts keep their
 spacing, whatever the USB latency), kept monotonic. After a reconnection the board's
 clock is trusted again only if it ran on in step with ours (the board did not reboot);
-otherwise the timeline is re-anchored on the host clock.
+otherwise the timeline is re-anchored on the host clock. The same happens when the
+board's clock jumps while connected: a stamp more than MAX_BACKSTEP before the last one
+(a debounced stamp is only a little earlier), or one that puts the timeline ahead of the
+host's clock by more than MAX_AHEAD (plus MAX_DRIFT of the link's age: crystals differ)
+is a clock fault, counted in ``stats.clock_jumps`` and logged; the game goes on, on the
+host's clock. A board can thus never push the timeline far from real time.
+
+Text from the board (its firmware and id, its error messages) is kept and logged with
+control characters escaped: it may be printed on the operator's terminal.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from board_ctl.core.effects import (
     StatusLights,
 )
 from board_ctl.errors import BoardCtlError
+from board_ctl.printable import printable
 from firmware_bridge import protocol as P
 
 try:
@@ -62,6 +71,12 @@ _UNSIDED: dict[int, Callable[[float], ev.Event]] = {
     P.TAKEBACK: ev.TakebackAsked, P.HINT: ev.HintAsked}
 _PROMOTION_ORDER = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 
+MAX_BACKSTEP = 1.0  # s a stamp may lie before the previous one (debounced stamps)
+MAX_AHEAD = 2.0  # s the timeline may run ahead of the host's clock ...
+MAX_DRIFT = 0.001  # ... plus this share of the link's age (1000 ppm: any crystal)
+JUMP_WARNINGS = 3  # clock jumps logged one by one; after that every JUMP_EVERY-th
+JUMP_EVERY = 100
+
 
 class BoardLinkError(BoardCtlError, ConnectionError):
     """The board could not be reached, or did not answer the greeting."""
@@ -69,6 +84,10 @@ class BoardLinkError(BoardCtlError, ConnectionError):
 
 class ProtocolVersionError(BoardLinkError):
     """The board's firmware speaks another protocol version: reflash it (or update)."""
+
+
+class BoardUrlError(BoardLinkError):
+    """The port's URL cannot be opened at all (pyserial refuses it): retrying cannot help."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +109,7 @@ class LinkStats:
     healed: int = 0  # heartbeat snapshots that disagreed with the tracked board
     arbiter: int = 0  # arbiter button presses (no core event for them yet)
     board_errors: int = 0
+    clock_jumps: int = 0  # board stamps that left the host's clock (re-anchored)
 
 
 # ---------------------------------------------------------------- LED frames on the wire
@@ -236,7 +256,7 @@ class BoardLink:
                 try:
                     self._connect()
                     return True
-                except ProtocolVersionError:
+                except (ProtocolVersionError, BoardUrlError):
                     raise  # retrying cannot help
                 except LINK_ERRORS as exc:  # includes BoardLinkError (a ConnectionError)
                     self._next_attempt = self._clock() + self._backoff
@@ -250,8 +270,12 @@ class BoardLink:
         return False
 
     def _connect(self) -> None:
-        port = self._serial_for_url(self.url, baudrate=self.baudrate, timeout=self.poll,
-                                    write_timeout=1.0)
+        try:
+            port = self._serial_for_url(self.url, baudrate=self.baudrate, timeout=self.poll,
+                                        write_timeout=1.0)
+        except (ValueError, LookupError) as exc:  # an unknown URL scheme, a bad option
+            raise BoardUrlError(f"cannot open {self.url}: {type(exc).__name__}: "
+                                f"{printable(str(exc))}") from None
         ok = False
         try:
             port.reset_input_buffer()  # whatever the board said to no one
@@ -292,16 +316,17 @@ class BoardLink:
             messages = self._decoder.feed(data)
             for i, msg in enumerate(messages):
                 if msg.type == P.ERROR:
-                    error_text = msg.text
+                    error_text = printable(msg.text)
                 elif msg.type == P.HELLO_ACK:
+                    info = BoardInfo(msg.version, printable(msg.firmware),
+                                     printable(msg.board_id))
                     if msg.version != P.PROTOCOL_VERSION:
                         raise ProtocolVersionError(
                             f"the board on {self.url} speaks protocol {msg.version} (firmware "
-                            f"{msg.firmware}, board {msg.board_id}) but this host speaks "
+                            f"{info.firmware}, board {info.board_id}) but this host speaks "
                             f"{P.PROTOCOL_VERSION}: install matching firmware with "
                             f"`python -m firmware_bridge.install`"
                             + (f" (board says: {error_text})" if error_text else ""))
-                    info = BoardInfo(msg.version, msg.firmware, msg.board_id)
                     return info, messages[i + 1:]
                 # anything else predates our HELLO
         raise BoardLinkError(f"no HELLO_ACK from {self.url} within "
@@ -404,7 +429,7 @@ class BoardLink:
             self.last_pong = msg.token
         elif t == P.ERROR:
             self.stats.board_errors += 1
-            log.warning("board reports error %d: %s", msg.code, msg.text)
+            log.warning("board reports error %d: %s", msg.code, printable(msg.text))
         else:
             log.debug("board link %s: ignoring %s", self.url, msg.name)
         return []
@@ -448,8 +473,7 @@ class BoardLink:
         """Link seconds of a board timestamp (see the module docstring)."""
         assert self._first_host is not None  # set by the handshake
         if self._last_ms is None:
-            self._base_t = now - self._first_host
-            self._acc_ms = 0
+            self._anchor(now)
         else:
             delta = (ms - self._last_ms) & 0xFFFFFFFF
             if delta >= 0x80000000:
@@ -457,14 +481,41 @@ class BoardLink:
             if self._reanchor and abs(delta / 1000 - (now - self._last_host)) > 0.5:
                 # the board's clock did not run on with ours: it restarted
                 log.info("board link %s: board clock restarted; re-anchoring", self.url)
-                self._base_t = max(self._last_t, now - self._first_host)
-                self._acc_ms = 0
+                self._anchor(now)
+            elif self._jumped(delta, now):
+                self._anchor(now)
             else:
                 self._acc_ms += delta
         self._reanchor = False
         self._last_ms = ms
         self._last_host = now
         return max(self._base_t + self._acc_ms / 1000, self._last_t)
+
+    def _anchor(self, now: float) -> None:
+        """From here the board's stamps count from host time `now` on the timeline."""
+        assert self._first_host is not None
+        self._base_t = max(self._last_t, now - self._first_host)
+        self._acc_ms = 0
+
+    def _jumped(self, delta_ms: int, now: float) -> bool:
+        """True (and reported) if a stamp `delta_ms` after the last one leaves the host's
+        clock: too far back, or ahead of the host's time since the link's first frame
+        by more than the allowance (measured from there, so that re-anchoring never lets
+        the timeline creep further ahead)."""
+        assert self._first_host is not None
+        host_t = now - self._first_host
+        ahead = self._base_t + (self._acc_ms + delta_ms) / 1000 - host_t
+        if delta_ms >= -MAX_BACKSTEP * 1000 and ahead <= MAX_AHEAD + MAX_DRIFT * host_t:
+            return False
+        self.stats.clock_jumps += 1
+        jumps = self.stats.clock_jumps
+        if jumps <= JUMP_WARNINGS or jumps % JUMP_EVERY == 0:
+            log.warning("board link %s: the board's clock jumped %+.3f s (%s); events are "
+                        "timed by the host's clock from here%s", self.url,
+                        delta_ms / 1000 - (now - self._last_host),
+                        "backwards" if delta_ms < 0 else "ahead of the host's",
+                        f" ({jumps} jumps so far)" if jumps > 1 else "")
+        return True
 
     # --- writing
 

@@ -96,9 +96,12 @@ class FirmwareBoard:
         self.ports: list[FirmwareSerial] = []
         self.mangle = lambda data: data
         self.ack_version = ack_version
+        self.host: ManualTime | None = None  # the link's clock, run with the board's
 
     def step(self) -> None:
         self.fw.run(steps=1)
+        if self.host is not None:  # a firmware loop is 10 ms for the host too
+            self.host.now += 0.010
         if self.ack_version != P.PROTOCOL_VERSION:  # an old firmware answers in its version
             for msg in P.Decoder().feed(bytes(self.hal.port.tx)):
                 if msg.type == P.HELLO_ACK:
@@ -137,6 +140,7 @@ class ManualTime:
 
 def make_link(board: FirmwareBoard, **kw: Any) -> tuple[BoardLink, ManualTime]:
     clock = ManualTime()
+    board.host = clock
     link = BoardLink("fake://board", serial_for_url=board.serial_for_url, clock=clock,
                      sleep=clock.sleep, **kw)
     return link, clock

@@ -85,7 +85,7 @@ def test_a_path_that_is_no_program_is_one_line(tmp_path: Path) -> None:
      "board-ctl run: opponent.engine: no engine 'no-such-engine' on PATH or in /usr/games: "
      "give its path"),
     (["--opponent", "--level", "25"],
-     "board-ctl run: opponent.level must be at most 20, got 25"),
+     "board-ctl run: --level must be at most 20, got 25"),
 ])
 def test_cli_errors_are_one_line(tmp_path: Path, args: list[str], message: str) -> None:
     result = board_ctl("run", *args, "--once", cwd=tmp_path)

@@ -3,6 +3,8 @@ socket, and `board-ctl run`'s answers to bad input: one line, the right exit sta
 
 from __future__ import annotations
 
+import io
+import json
 import re
 import socket
 from pathlib import Path
@@ -53,7 +55,7 @@ def test_the_example_documents_every_key_and_loads() -> None:
     ('[board]\nbackend = "gpio"\n[status]\nalert = 4', "gpio.rows[0] uses GPIO4, already used by "
                                                         "status.alert"),
     ("[status]\nactive_high = 1", "status.active_high must be true or false, got 1"),
-    ('[game]\nfen = "not a fen"', "game.fen is not a FEN"),
+    ('[game]\nfen = "not a fen"', "game.fen: 'not a fen' is not a FEN"),
     ('[display]\nview = "fancy"', "display.view must be one of auto, rich, plain, none"),
     ("board = 3", "board must be a table ([board]), got 3"),
     ("[board\nbackend = 1", "not valid TOML"),
@@ -148,13 +150,16 @@ def test_sd_notify_abstract_socket_and_absent() -> None:
     ("/dev/serial/by-id/usb-board", "serial", "serial.port", "/dev/serial/by-id/usb-board"),
     ("socket://localhost:7000", "serial", "serial.port", "socket://localhost:7000"),
     ("emulator://", "emulator", "emulator.log", ""),
-    ("emulator:///tmp/game.jsonl", "emulator", "emulator.log", "/tmp/game.jsonl"),
+    ("emulator://{tmp}/game.jsonl", "emulator", "emulator.log", "{tmp}/game.jsonl"),
     ("gpio://", "gpio", None, None),
 ])
 def test_port_urls_pick_the_backend(port: str, backend: str, key: str | None,
-                                    value: str | None) -> None:
+                                    value: str | None, tmp_path: Path) -> None:
     from board_ctl.service.cli import _config
 
+    (tmp_path / "game.jsonl").write_text('{"t": 1.0, "ev": "lift", "sq": "e2"}\n')
+    port = port.format(tmp=tmp_path)
+    value = value.format(tmp=tmp_path) if value is not None else None
     config = _config(build_parser().parse_args(["run", "--port", port, "--speed", "8"]))
     assert config.board.backend == backend
     assert config.emulator.speed == 8.0
@@ -177,5 +182,154 @@ def test_time_control_on_the_command_line(tmp_path: Path,
     args = build_parser().parse_args(["run", "--time-control", "5400+"])
     assert run_command(args) == 2
     err = capsys.readouterr().err
-    assert err.startswith("board-ctl run: game.time_control: TimeControl '5400+'")
+    assert err.startswith("board-ctl run: --time-control: TimeControl '5400+'")  # the option
     assert len(err.splitlines()) == 1
+
+
+# ---------------------------------------------------------------- edges (issue 8 §1, §2, §6)
+
+
+def run_args(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = run_command(build_parser().parse_args(["run", *args]))
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--port", "bogus://x"], "board-ctl run: --port: 'bogus://x' is not a port: pyserial "
+                              "opens no bogus:// URL"),
+    (["--time-control", "garbage"], "board-ctl run: --time-control: TimeControl 'garbage'"),
+    (["--time-control", "9" * 400], "board-ctl run: --time-control: TimeControl '999"),
+    (["--speed", "nan"], "board-ctl run: --speed must be a finite number, got nan"),
+    (["--speed", "1e9"], "board-ctl run: --speed must be at most 1000, got 1e+09"),
+])
+def test_bad_options_are_named_as_options(capsys: pytest.CaptureFixture[str],
+                                          args: list[str], words: str) -> None:
+    code, err = run_args(capsys, *args)
+    assert code == 2 and err.startswith(words), err
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[board]\nbackend = "serial"\n[serial]\nport = ""',
+     "serial.port: must name the board's port"),
+    ('[board]\nbackend = "serial"\n[serial]\nport = "   "',
+     "serial.port: must name the board's port"),
+    ("[serial]\nbaudrate = 99999999999999999999", "serial.baudrate must be at most 4000000"),
+    ("[serial]\nconnect_timeout = 1" + "0" * 400, "serial.connect_timeout must be at most"),
+    ('[game]\ntime_control = "' + "9" * 400 + '"', "game.time_control: TimeControl '999"),
+])
+def test_a_bad_serial_or_game_key_stops_at_once(capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path, text: str, words: str) -> None:
+    """Issue 8 §1, §6: a config error at start-up, not after the 10 s connect timeout, not
+    a traceback from deep inside termios or the clock."""
+    import time
+
+    board = tmp_path / "board.toml"
+    board.write_text(text)
+    started = time.monotonic()
+    code, err = run_args(capsys, "--config", str(board))
+    assert time.monotonic() - started < 2.0
+    assert code == 2 and err.startswith(f"board-ctl run: {board}: {words}"), err
+    assert len(err.splitlines()) == 1
+
+
+def test_a_config_that_is_no_file_is_refused_at_once(capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BOARD_CTL_CONFIG", "/dev/zero")
+    code, err = run_args(capsys)
+    assert code == 2 and err == "board-ctl run: config file /dev/zero is not a regular file\n"
+
+
+def test_a_url_pyserial_cannot_open_is_one_line(capsys: pytest.CaptureFixture[str],
+                                                tmp_path: Path) -> None:
+    """A known scheme with options pyserial refuses: the link says so at once (exit 1)."""
+    code, err = run_args(capsys, "--port", "loop://?bad=1", "--view", "none", "--once",
+                         "--data-dir", str(tmp_path / "data"))
+    assert code == 1 and err.startswith("board-ctl run: cannot open loop://?bad=1: "), err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+FOOLS_MATE = [("f2", "f3"), ("e7", "e5"), ("g2", "g4"), ("d8", "h4")]
+SCHOLARS_MATE = [("e2", "e4"), ("e7", "e5"), ("f1", "c4"), ("b8", "c6"), ("d1", "h5"),
+                 ("g8", "f6"), ("h5", "f7", "capture")]
+
+
+def _moves(t: float, moves: list[tuple[str, ...]]) -> tuple[list[dict[str, object]], float]:
+    lines: list[dict[str, object]] = []
+    for ply, move in enumerate(moves):
+        side = "white" if ply % 2 == 0 else "black"
+        if len(move) == 3:  # the captured piece first
+            lines.append({"t": round(t, 3), "ev": "lift", "sq": move[1]})
+            t += 0.5
+        lines += [{"t": round(t, 3), "ev": "lift", "sq": move[0]},
+                  {"t": round(t + 0.6, 3), "ev": "place", "sq": move[1]},
+                  {"t": round(t + 1.1, 3), "ev": "clock", "side": side}]
+        t += 2.0
+    return lines, t
+
+
+@pytest.mark.slow
+def test_two_games_in_one_run_each_keep_their_files(tmp_path: Path) -> None:
+    """Issue 8 §2, §6, through the real command and the emulator in its own process: a
+    log whose start line has bad tags among good ones plays two games (the pieces set
+    up again in between); each game gets its own PGN, report and sensor log, none
+    overwrites the other, and both PGNs carry the good tags only. The log starts with a
+    byte-order mark, as Windows editors write it."""
+    import chess
+    import chess.pgn
+
+    from servicekit import board_ctl as board_ctl_command
+
+    first, t = _moves(1.0, FOOLS_MATE)
+    reset = [{"t": round(t + 1 + 0.3 * i, 3), "ev": kind, "sq": sq} for i, (kind, sq) in
+             enumerate([("lift", "f3"), ("place", "f2"), ("lift", "g4"), ("place", "g2"),
+                        ("lift", "e5"), ("place", "e7"), ("lift", "h4"), ("place", "d8")])]
+    second, _ = _moves(t + 6.0, SCHOLARS_MATE)
+    start = {"t": 0, "ev": "start", "tags": {"White": "Ann", "Event": "Club night",
+                                            "_x": "1", "Annotator": "a\rb", "Variant": "foo"}}
+    log = tmp_path / "two.jsonl"
+    log.write_text("\ufeff"  # a byte-order mark: the service, the emulator read past it
+                   + "".join(json.dumps(x) + "\n" for x in [start, *first, *reset, *second]))
+    done = board_ctl_command("run", "--port", f"emulator://{log}", "--speed", "20",
+                             "--pgn", "x.pgn", "--report", "r.jsonl", "--view", "plain",
+                             "--data-dir", str(tmp_path / "data"), cwd=tmp_path, timeout=90)
+    assert done.returncode == 0, done.stderr
+    results = []
+    for pgn, report, sensor in [("x.pgn", "r.jsonl", "x.sensor.jsonl"),
+                                ("x-2.pgn", "r-2.jsonl", "x-2.sensor.jsonl")]:
+        game = chess.pgn.read_game(io.StringIO((tmp_path / pgn).read_text()))
+        assert game is not None and game.end().board().is_checkmate()
+        assert (game.headers["White"], game.headers["Event"]) == ("Ann", "Club night")
+        assert not {"_x", "Annotator", "Variant"} & set(game.headers)
+        assert (tmp_path / report).stat().st_size > 0 and (tmp_path / sensor).exists()
+        results.append((game.headers["Result"], len(list(game.mainline_moves()))))
+    assert results == [("0-1", 4), ("1-0", 7)]
+
+
+@pytest.mark.slow
+def test_an_absurd_clock_reading_in_an_emulator_log_is_a_clock_fault_not_a_crash(
+        tmp_path: Path) -> None:
+    """Issue 8 §1: 1e308 s on an external clock, played by the emulator through the wire
+    (where it can say at most 2^32 - 1 ms): the service refuses it as a clock fault and
+    the game goes on."""
+    import chess.pgn
+
+    from servicekit import board_ctl as board_ctl_command
+
+    lines, _ = _moves(1.0, FOOLS_MATE)
+    readings = iter([(1e308, 300.0), (299.0, 298.0), (297.0, 296.0), (295.0, 294.0)])
+    for line in lines:
+        if line["ev"] == "clock":
+            line["white"], line["black"] = next(readings)
+    log = tmp_path / "clock.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in
+                           [{"t": 0, "ev": "start", "time_control": "300"}, *lines]))
+    done = board_ctl_command("run", "--port", f"emulator://{log}", "--speed", "20", "--once",
+                             "--pgn", "x.pgn", "--view", "plain",
+                             "--data-dir", str(tmp_path / "data"), cwd=tmp_path, timeout=90)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    game = chess.pgn.read_game(io.StringIO((tmp_path / "x.pgn").read_text()))
+    assert game is not None and game.end().board().is_checkmate()
+    report = (tmp_path / "x.report.jsonl").read_text()
+    assert '"code": "clock-fault"' in report

@@ -23,32 +23,38 @@ import signal
 import sys
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from board_ctl.archive import Archive, default_data_dir
-from board_ctl.config import Config, load_config
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import BoardCtlError, ConfigError
-from board_ctl.opponent.engine import EngineSettings
-from board_ctl.opponent.opponent import Opponent, OpponentSettings
 from board_ctl.livechess.address import DEFAULT_LISTEN
-from board_ctl.livechess.run import endpoint_from_config
-from board_ctl.sensorlog import StartInfo
-from board_ctl.service.backends import open_board
-from board_ctl.service.game import OutputNamer
-from board_ctl.service.sdnotify import Notifier
-from board_ctl.service.service import RunOptions, Service
-from board_ctl.service.statuslights import StatusOutputs
-from board_ctl.service.view import VIEWS_HELP, View, make_view
+
+if TYPE_CHECKING:  # imported when the service runs: `board-ctl --help` stays quick
+    from board_ctl.config import Config
+    from board_ctl.opponent.opponent import Opponent
+    from board_ctl.service.service import Service
+    from board_ctl.service.view import View
 
 CONFIG_ENV = "BOARD_CTL_CONFIG"
+VIEW_HELP = ("terminal view: rich (a live board), plain (one line per move and alert), "
+             "none; auto (the default) picks rich on a terminal, plain otherwise")
+# Where a config key's value came from on the command line, to name it in a message.
+OPTION_OF_KEY = {"board.profile": "--profile", "board.backend": "--port",
+                 "serial.port": "--port", "emulator.log": "--port",
+                 "emulator.speed": "--speed", "game.time_control": "--time-control",
+                 "display.view": "--view", "output.data_dir": "--data-dir",
+                 "livechess.listen": "--livechess", "opponent.engine": "--opponent",
+                 "opponent.side": "--engine-side", "opponent.level": "--level",
+                 "opponent.movetime": "--movetime"}
 
 
 def add_parser(subparsers: Any) -> None:
     run = subparsers.add_parser(
         "run", help="run the board: moves, alerts, LEDs and PGN, live",
         description="Run the service on the board. With nothing configured, plays the "
-                    "built-in demo game through the board emulator.")
+                    "built-in demo game through the board emulator. Exit status: 0 done; "
+                    "1 the board or a pin cannot be used, or the service failed; 2 a bad "
+                    "option or config (one line naming it).")
     run.add_argument("--config", type=Path, metavar="FILE",
                      help=f"TOML config file (default: ${CONFIG_ENV}, else built-in defaults; "
                           f"see config/board.example.toml)")
@@ -72,11 +78,11 @@ def add_parser(subparsers: Any) -> None:
                      help="emulator backend: play its log N times faster; serial backend: "
                           "the board's clock runs N times faster than the game (a "
                           "board-emulator --speed N; it says so itself, so rarely needed)")
-    run.add_argument("--view", choices=("auto", "rich", "plain", "none"), help=VIEWS_HELP)
+    run.add_argument("--view", choices=("auto", "rich", "plain", "none"), help=VIEW_HELP)
     run.add_argument("--data-dir", metavar="DIR",
                      help="the archive: a folder and a crash-safe journal for every game; an "
                           "unfinished game there is resumed at start-up (default: [output] "
-                          f"data_dir, else {default_data_dir()})")
+                          "data_dir, else {data_dir})")
     run.add_argument("--opponent", nargs="?", const="stockfish", metavar="ENGINE",
                      help="play a computer: a UCI engine (a name on PATH or in /usr/games, or "
                           "a path; default stockfish) plays one side, its moves lit on the "
@@ -96,6 +102,8 @@ def add_parser(subparsers: Any) -> None:
 
 
 def run_command(args: argparse.Namespace) -> int:
+    from board_ctl.service.view import make_view
+
     try:
         config = _config(args)
     except ConfigError as exc:
@@ -128,6 +136,8 @@ def run_command(args: argparse.Namespace) -> int:
 
 
 def _config(args: argparse.Namespace) -> Config:
+    from board_ctl.config import load_config
+
     path = args.config or os.environ.get(CONFIG_ENV) or None
     config = load_config(path)
     board: dict[str, Any] = {"profile": args.profile}
@@ -146,8 +156,8 @@ def _config(args: argparse.Namespace) -> Config:
     game = {"time_control": args.time_control}
     opponent = {"engine": args.opponent, "side": args.engine_side, "level": args.level,
                 "movetime": args.movetime}
-    return config.with_overrides(board=board, serial=serial, emulator=emulator, game=game,
-                                 display={"view": args.view},
+    return config.with_overrides(OPTION_OF_KEY, board=board, serial=serial,
+                                 emulator=emulator, game=game, display={"view": args.view},
                                  output={"data_dir": args.data_dir},
                                  livechess={"listen": args.livechess}, opponent=opponent)
 
@@ -166,6 +176,9 @@ def _opponent(config: Config) -> Opponent | None:
     settings = config.opponent
     if not settings.engine:
         return None
+    from board_ctl.opponent.engine import EngineSettings
+    from board_ctl.opponent.opponent import Opponent, OpponentSettings
+
     engine = EngineSettings(engine=settings.engine, level=settings.level, elo=settings.elo,
                             book=settings.book)
     opponent = Opponent(OpponentSettings(engine, settings.side, settings.movetime))
@@ -175,6 +188,15 @@ def _opponent(config: Config) -> Opponent | None:
 
 def _start_service(config: Config, args: argparse.Namespace, view: View,
                    opponent: Opponent | None) -> Service:
+    from board_ctl.archive import Archive, default_data_dir
+    from board_ctl.livechess.run import endpoint_from_config
+    from board_ctl.sensorlog import StartInfo
+    from board_ctl.service.backends import open_board
+    from board_ctl.service.game import OutputNamer
+    from board_ctl.service.sdnotify import Notifier
+    from board_ctl.service.service import RunOptions, Service
+    from board_ctl.service.statuslights import StatusOutputs
+
     status = StatusOutputs(config.status)
     board = open_board(config, time_scale=args.speed if config.board.backend == "serial"
                        else None, games=1 if args.once else 0)

@@ -26,8 +26,8 @@ from typing import IO
 import chess
 
 from board_ctl.core.effects import LedFrame
-from board_ctl.errors import ConfigError, HardwareError
-from board_ctl.sensorlog import StartInfo, read_sensor_log
+from board_ctl.errors import ConfigError, HardwareError, SensorLogError
+from board_ctl.sensorlog import StartInfo, read_start
 from board_ctl.service.backends import Put
 from board_ctl.service.linkboard import LinkBoard
 from board_ctl.service.messages import BoardDone, LinkDown
@@ -82,12 +82,11 @@ class EmulatorBoard:
         with contextlib.ExitStack() as stack:
             path = (stack.enter_context(importlib.resources.as_file(demo_log()))
                     if self.log_path is None else self.log_path)
-            try:
-                with path.open(encoding="utf-8") as stream:
-                    return read_sensor_log(stream).start
-            except (OSError, UnicodeDecodeError) as exc:
-                raise ConfigError(f"emulator.log: cannot read {path}: "
-                                  f"{getattr(exc, 'strerror', None) or exc}") from None
+            try:  # as the emulator reads it: utf-8-sig, an unplayable start refused
+                return read_start(path)
+            except SensorLogError as exc:
+                where = f"{path}:" if exc.line is not None else ""
+                raise ConfigError(f"emulator.log: {where}{exc}") from None
 
     # --- the process
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import os
 import re
 import threading
@@ -28,7 +29,7 @@ from board_ctl.core import events as ev
 from board_ctl.core.effects import LedFrame
 from board_ctl.service.backends import Put
 from board_ctl.service.messages import LinkDown, LinkUp
-from firmware_bridge.link import BoardLink, BoardLinkError, ProtocolVersionError
+from firmware_bridge.link import BoardLink, BoardLinkError, BoardUrlError, ProtocolVersionError
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,9 @@ log = logging.getLogger(__name__)
 # play the board reports only as its snapshot, so the link comes back as soon as it can.
 RECONNECT_BACKOFF = (0.02, 0.25)
 TICK_LAG = 0.05  # s a quiet-board Tick stays behind the host clock (see _read)
+# The speeds a board may claim (an emulator's --speed, as `board-ctl run --speed` takes):
+# event times are multiplied by it, so a wild claim would throw the game's clock years ahead.
+SPEED_RANGE = (0.01, 1000.0)
 
 
 class LinkBoard:
@@ -59,7 +63,7 @@ class LinkBoard:
     def start(self, put: Put) -> None:
         try:
             self.link.open(timeout=self.connect_timeout)
-        except ProtocolVersionError:
+        except (ProtocolVersionError, BoardUrlError):
             raise
         except BoardLinkError as exc:
             if "://" not in self.url and not os.path.exists(self.url):
@@ -134,10 +138,19 @@ class LinkBoard:
 
 
 def board_speed(firmware: str) -> float:
-    """N from an emulator's ``speed=N`` firmware string; 1 for a real board."""
-    match = re.search(r"\bspeed=([0-9.]+)\b", firmware)
-    try:
-        speed = float(match.group(1)) if match else 1.0
-    except ValueError:
+    """N from an emulator's ``speed=N`` firmware string; 1 for a real board, and for a
+    claim that is not a speed in SPEED_RANGE (said in the log: the game is then timed
+    by the board's own clock, as a real board's)."""
+    match = re.search(r"\bspeed=(\S*)", firmware)
+    if match is None:
         return 1.0
-    return speed if speed > 0 else 1.0
+    low, high = SPEED_RANGE
+    try:
+        speed = float(match.group(1))
+    except ValueError:
+        speed = math.nan
+    if not low <= speed <= high:  # NaN too
+        log.warning("the board says speed=%s: not a speed from %g to %g; its events are "
+                    "taken at real speed", match.group(1)[:20], low, high)
+        return 1.0
+    return speed
