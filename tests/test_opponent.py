@@ -23,16 +23,12 @@ from board_ctl.core.timecontrol import TimeControl
 from board_ctl.errors import ConfigError
 from board_ctl.opponent.engine import (
     EngineError,
-    EngineFailed,
-    EngineReply,
     EngineSettings,
     EngineThread,
-    JudgeDraw,
-    Suggest,
-    Think,
     accepts_draw,
     find_engine,
 )
+from board_ctl.opponent.messages import EngineFailed, EngineReply, JudgeDraw, Suggest, Think
 from board_ctl.opponent.opponent import Opponent, OpponentSettings
 from board_ctl.sensorlog import StartInfo
 from conftest import missing_tool

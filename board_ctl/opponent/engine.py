@@ -19,7 +19,7 @@ import random
 import shutil
 import subprocess
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +28,15 @@ import chess.engine
 import chess.polyglot
 
 from board_ctl.errors import BoardCtlError
+from board_ctl.opponent.messages import (
+    Deliver,
+    EngineFailed,
+    EngineReply,
+    JudgeDraw,
+    Request,
+    Suggest,
+    Think,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,60 +66,6 @@ class EngineSettings:
     level: int | None = None  # 0-20: UCI Skill Level
     elo: int | None = None  # UCI_LimitStrength with UCI_Elo
     book: str = ""  # a Polyglot opening book ("": none)
-
-
-# ---------------------------------------------------------------- requests and answers
-
-
-@dataclass(frozen=True)
-class Think:
-    """Choose the engine's move in `board` (whose side to move is the engine's)."""
-
-    key: object  # handed back with the answer: which position it was asked for
-    board: chess.Board
-    limit: chess.engine.Limit
-
-
-@dataclass(frozen=True)
-class Suggest:
-    """The best move for the person in `board` (a hint), at full strength."""
-
-    key: object
-    board: chess.Board
-    limit: chess.engine.Limit
-
-
-@dataclass(frozen=True)
-class JudgeDraw:
-    """Whether the engine, playing `side`, accepts a draw offered in `board`."""
-
-    key: object
-    board: chess.Board
-    side: chess.Color
-    limit: chess.engine.Limit
-
-
-Request = Think | Suggest | JudgeDraw
-
-
-@dataclass(frozen=True)
-class EngineReply:
-    key: object
-    request: Request
-    move: chess.Move | None = None  # Think, Suggest
-    accept: bool = False  # JudgeDraw
-    score_cp: int | None = None  # JudgeDraw: the evaluation it judged on, its side's view
-    from_book: bool = False
-
-
-@dataclass(frozen=True)
-class EngineFailed:
-    key: object
-    request: Request
-    reason: str
-
-
-Deliver = Callable[[object], None]
 
 
 # ---------------------------------------------------------------- finding and configuring

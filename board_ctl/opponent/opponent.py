@@ -25,11 +25,10 @@ import chess.engine
 from board_ctl.core import events as ev
 from board_ctl.core.referee import Referee
 from board_ctl.core.timecontrol import TimeControl
-from board_ctl.opponent.engine import (
+from board_ctl.opponent.engine import EngineSettings, EngineThread
+from board_ctl.opponent.messages import (
     EngineFailed,
     EngineReply,
-    EngineSettings,
-    EngineThread,
     JudgeDraw,
     Request,
     Suggest,

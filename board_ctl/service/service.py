@@ -33,7 +33,7 @@ import queue
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 import chess
 
@@ -50,8 +50,7 @@ from board_ctl.archive import JOURNAL, Archive, GameEntry
 from board_ctl.core.leds import led_frame
 from board_ctl.core.profiles import PROFILES, Profile
 from board_ctl.journal import JournalWriter
-from board_ctl.opponent.engine import EngineFailed, EngineReply
-from board_ctl.opponent.opponent import Opponent
+from board_ctl.opponent.messages import EngineFailed, EngineReply
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer
@@ -59,6 +58,9 @@ from board_ctl.service.messages import BoardDone, LinkDown, LinkUp, NewGame
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
 from board_ctl.service.view import NullView, View, ViewState
+
+if TYPE_CHECKING:  # the engine's driver is loaded only when a game has an opponent
+    from board_ctl.opponent.opponent import Opponent
 
 log = logging.getLogger(__name__)
 
