@@ -1,87 +1,166 @@
-"""Replay cost per ply against python-chess's own per-ply cost, and per-event latency.
+"""Replay cost per ply against python-chess's own per-ply cost, with and without a clock.
 
-    python bench/bench_replay.py [--games N] [--repeat R]
+    python bench/bench_replay.py [--games N] [--rounds R] [--compare CHECKOUT]
 
-Both are measured in the same run on the same games, interleaved, in CPU time (not
-wall time), so the ratio holds on a noisy, shared machine where absolute figures do not. The baseline is what any move-by-move
-program pays: generate the legal moves, write the SAN, push the move.
+The corpus's N longest games are rendered as sensor logs twice, with clock presses and
+without (then moves are completed by the opponent starting), and replayed through the
+referee, all raw events included. Two floors are measured on the same games: what any
+move-by-move program pays per ply (generate the legal moves, write the SAN, push the
+move), and the same plus `board.outcome()` (the game-end check every referee needs).
+
+Everything is CPU time (process_time, not wall time), measured in rounds that interleave
+floors and replays, so the ratios hold on a loaded, shared machine where absolute figures
+do not; min and median over the rounds are printed. With `--compare`, every round also
+runs the very same logs through another checkout's board_ctl (e.g. a worktree at main),
+in its own process, so before and after come from one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import chess
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-
-from board_ctl.core.profiles import PROFILES  # noqa: E402
-from board_ctl.core.referee import Referee  # noqa: E402
-from board_ctl.sensorlog import read_sensor_log  # noqa: E402
-from board_ctl.simulate import render_game  # noqa: E402
-from corpus import corpus  # noqa: E402
+HERE = Path(__file__).resolve()
+sys.path.insert(0, str(HERE.parents[1] / "tests"))
 
 
-def python_chess_per_ply(games: list[list[chess.Move]], fens: list[str]) -> float:
-    plies, start = 0, time.process_time()
-    for moves, fen in zip(games, fens):
+def floors(games: list[tuple[str, list[str]]]) -> tuple[float, float, int]:
+    """(per-ply CPU s of legal moves + SAN + push, the same with outcome(), plies)."""
+    moves = [(fen, [chess.Move.from_uci(u) for u in ucis]) for fen, ucis in games]
+    plies = sum(len(m) for _, m in moves)
+    start = time.process_time()
+    for fen, line in moves:
         board = chess.Board(fen)
-        for move in moves:
+        for move in line:
             list(board.legal_moves)
             board.san(move)
             board.push(move)
-            plies += 1
-    return (time.process_time() - start) / plies
-
-
-def replay_per_ply(logs: list, plies: int) -> tuple[float, list[float]]:
-    latencies: list[float] = []
+    plain = time.process_time() - start
     start = time.process_time()
-    for log in logs:
+    for fen, line in moves:
+        board = chess.Board(fen)
+        for move in line:
+            list(board.legal_moves)
+            board.san(move)
+            board.push(move)
+            board.outcome()
+    with_outcome = time.process_time() - start
+    return plain / plies, with_outcome / plies, plies
+
+
+def replay(logs: list[str], latencies: list[float] | None = None) -> float:
+    """CPU s to replay these logs (JSON Lines text each), referee only."""
+    from board_ctl.core.profiles import PROFILES
+    from board_ctl.core.referee import Referee
+    from board_ctl.sensorlog import read_sensor_log
+
+    parsed = [read_sensor_log(text.splitlines()) for text in logs]
+    start = time.process_time()
+    for log in parsed:
         referee = Referee(log.start.fen, PROFILES["fide"])
-        for event in log.events:
-            before = time.perf_counter()
-            referee.feed(event)
-            latencies.append(time.perf_counter() - before)
+        feed = referee.feed
+        if latencies is None:
+            for event in log.events:
+                feed(event)
+        else:
+            for event in log.events:
+                before = time.perf_counter()
+                feed(event)
+                latencies.append(time.perf_counter() - before)
         referee.finish()
-    return (time.process_time() - start) / plies, latencies
+    return time.process_time() - start
+
+
+def worker(data_path: str) -> None:
+    """One round in this process: both floors and both replays, printed as JSON."""
+    data = json.loads(Path(data_path).read_text())
+    plain, outcome, plies = floors(data["games"])
+    latencies: list[float] = []
+    clock = replay(data["clock"], latencies) / plies
+    no_clock = replay(data["no_clock"]) / plies
+    latencies.sort()
+    print(json.dumps({"plain": plain, "outcome": outcome, "clock": clock, "no_clock": no_clock,
+                      "p50": statistics.median(latencies),
+                      "p99": latencies[int(len(latencies) * 0.99)]}))
+
+
+def render(count: int) -> dict:
+    from board_ctl.simulate import RenderStyle, render_game
+    from corpus import corpus
+
+    games = sorted(corpus(), key=lambda g: -len(list(g.mainline_moves())))[:count]
+    clock = [render_game(g, seed=i) for i, g in enumerate(games)]
+    no_clock = [render_game(g, seed=i, style=RenderStyle(use_clock=False))
+                for i, g in enumerate(games)]
+    return {"games": [(r.start_fen, [m.uci() for m in r.moves]) for r in clock],
+            "clock": [r.jsonl() for r in clock], "no_clock": [r.jsonl() for r in no_clock],
+            "events": sum(r.jsonl().count("\n") for r in clock)}
+
+
+def run_round(data_path: str, checkout: Path | None) -> dict:
+    env = dict(os.environ)
+    if checkout is not None:
+        env["PYTHONPATH"] = str(checkout)  # its board_ctl, this script's measuring code
+    out = subprocess.run([sys.executable, str(HERE), "--worker", data_path], env=env,
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=60, help="longest N games of the corpus")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--compare", type=Path, metavar="CHECKOUT",
+                        help="also measure another checkout's board_ctl in the same rounds")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        worker(args.worker)
+        return
 
-    games = sorted(corpus(), key=lambda g: -len(list(g.mainline_moves())))[: args.games]
-    rendered = [render_game(g, seed=i) for i, g in enumerate(games)]
-    logs = [read_sensor_log(r.jsonl().splitlines()) for r in rendered]
-    moves = [r.moves for r in rendered]
-    fens = [r.start_fen for r in rendered]
-    plies = sum(len(m) for m in moves)
-    events = sum(len(log.events) for log in logs)
+    data = render(args.games)
+    trees: list[tuple[str, Path | None]] = [("this checkout", None)]
+    if args.compare:
+        trees.append((str(args.compare), args.compare.resolve()))
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(data, fh)
+    try:
+        rounds: dict[str, list[dict]] = {name: [] for name, _ in trees}
+        for _ in range(args.rounds):  # interleaved: each tree sees the same moments
+            for name, checkout in trees:
+                rounds[name].append(run_round(fh.name, checkout))
+    finally:
+        os.unlink(fh.name)
 
-    # Interleaved, best of each: both sides see the same moments of a shared machine.
-    baselines, runs = [], []
-    for _ in range(args.repeat):
-        baselines.append(python_chess_per_ply(moves, fens))
-        runs.append(replay_per_ply(logs, plies))
-    baseline = min(baselines)
-    ours, latencies = min(runs, key=lambda run: run[0])
-    latencies.sort()
-    p50 = statistics.median(latencies)
-    p99 = latencies[int(len(latencies) * 0.99)]
-    print(f"games {len(games)}, plies {plies}, raw events {events} "
-          f"({events / plies:.1f} per ply)")
-    print(f"python-chess per ply (legal moves + SAN + push): {baseline * 1e6:8.1f} us")
-    print(f"board_ctl replay per ply (all events):          {ours * 1e6:8.1f} us")
-    print(f"ratio replay / python-chess:                     {ours / baseline:8.2f}x")
-    print(f"per-event latency p50 {p50 * 1e6:.1f} us, p99 {p99 * 1e6:.1f} us, "
-          f"max {latencies[-1] * 1e6:.1f} us")
+    plies = sum(len(m) for _, m in data["games"])
+    print(f"games {args.games}, plies {plies}, raw events {data['events']} "
+          f"({data['events'] / plies:.1f} per ply), {args.rounds} interleaved rounds, CPU time")
+    for name, results in rounds.items():
+        print(f"\n{name}")
+        for key, label in (("plain", "floor: legal moves + SAN + push"),
+                           ("outcome", "floor + outcome()"),
+                           ("clock", "replay, with clock presses"),
+                           ("no_clock", "replay, without a clock")):
+            values = [r[key] * 1e6 for r in results]
+            print(f"  {label:<36} min {min(values):7.1f} us  median "
+                  f"{statistics.median(values):7.1f} us per ply")
+        for mode in ("clock", "no_clock"):
+            for floor in ("plain", "outcome"):
+                ratios = [r[mode] / r[floor] for r in results]
+                print(f"  ratio {mode.replace('_', '-'):<8} / {floor:<8}  min {min(ratios):5.2f}x  "
+                      f"median {statistics.median(ratios):5.2f}x")
+        p50 = statistics.median(r["p50"] for r in results)
+        p99 = statistics.median(r["p99"] for r in results)
+        print(f"  per-event latency (clock) p50 {p50 * 1e6:.1f} us, p99 {p99 * 1e6:.1f} us")
 
 
 if __name__ == "__main__":

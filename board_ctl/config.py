@@ -233,6 +233,29 @@ class OpponentConfig:
 
 
 @dataclass(frozen=True)
+class MqttConfig:
+    """Publishing to the hall's broker (board_ctl.hall); url "": not published."""
+
+    url: str = ""  # mqtt://HOST[:PORT] or mqtts://HOST[:PORT]
+    board_id: str = ""
+    username: str = ""  # "": the board id
+    password_file: str = ""
+    topic_prefix: str = "board-ctl"
+    ca_file: str = ""  # mqtts: the CA that signed the broker's certificate ("": the system's)
+    event: str = ""  # the hall's tags for this board's games (over [game]'s)
+    site: str = ""
+    round: str = ""
+    board_no: int = field(default=0, metadata=_range(0))  # 0: none
+
+    def tags(self) -> dict[str, str]:
+        tags = {tag: getattr(self, key) for key, tag in
+                (("event", "Event"), ("site", "Site"), ("round", "Round")) if getattr(self, key)}
+        if self.board_no:
+            tags["Board"] = str(self.board_no)
+        return tags
+
+
+@dataclass(frozen=True)
 class LiveChessConfig:
     listen: str = ""  # "": off; HOST:PORT serves LiveChess clients (board-ctl run --livechess)
     serialnr: str = ""  # "": a stable number made from the host name and the board's port
@@ -251,6 +274,7 @@ class Config:
     output: OutputConfig = field(default_factory=OutputConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
     opponent: OpponentConfig = field(default_factory=OpponentConfig)
+    mqtt: MqttConfig = field(default_factory=MqttConfig)
     livechess: LiveChessConfig = field(default_factory=LiveChessConfig)
     source: str = field(default="", metadata={"internal": True})  # the file it came from
 
@@ -426,8 +450,16 @@ def _check_cross(config: Config) -> None:
                           "person's side itself; leave emulator.log empty")
     if opponent.book and not Path(opponent.book).expanduser().is_file():
         raise ConfigError(f"opponent.book: no such file {opponent.book}")
+    """Checks that need several keys (or a file): the emulator's log, the MQTT board id,
+    the LiveChess address, and no GPIO pin used twice."""
     if config.board.backend == "emulator" and config.emulator.log:
         _check_emulator_log(config.emulator.log)
+    if config.mqtt.url:
+        from board_ctl.hall.settings import check_board_id, check_prefix, check_url
+
+        check_url(config.mqtt.url)
+        check_board_id(config.mqtt.board_id)  # (the password file is read at start)
+        check_prefix(config.mqtt.topic_prefix)
     if config.livechess.listen:
         parse_listen(config.livechess.listen)  # a ConfigError naming livechess.listen
     used: dict[int, str] = {}

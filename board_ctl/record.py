@@ -20,6 +20,7 @@ from board_ctl.core.effects import (
     Note,
     Penalty,
     Remote,
+    TagsChanged,
     TakenBack,
 )
 from board_ctl.pgntags import check_tags, header_line
@@ -33,11 +34,12 @@ log = logging.getLogger(__name__)
 PGN_TERMINATION = {
     "time-forfeit": "time forfeit",
     "rules-infraction": "rules infraction",
+    "adjudication": "adjudication",
 }
 
 
 def report_object(effect: Effect) -> dict[str, Any] | None:
-    """The game-report line for an effect (see shared/spec/sensor-log.md)."""
+    """The game-report line for an effect (see docs/sensor-log.md)."""
     t = round(effect.t, 4)
     match effect:
         case MoveMade(ply=ply, move=move, san=san, clock=clock, elapsed=elapsed):
@@ -61,6 +63,8 @@ def report_object(effect: Effect) -> dict[str, Any] | None:
                     "reason": reason}
         case Note(text=text):
             return {"t": t, "kind": "note", "text": text}
+        case TagsChanged(tags=tags):
+            return {"t": t, "kind": "tags", "tags": dict(tags)}
         case LedFrame():
             return led_object(effect)
         case TakenBack(plies=plies):
@@ -133,6 +137,12 @@ class GameRecord:
                 self.comments.setdefault(len(self.moves), []).append(f"{code}: {text}")
             case Note(text=text):
                 self.comments.setdefault(len(self.moves), []).append(text)
+            case TagsChanged(tags=tags):
+                for name, value in tags:  # an empty value removes the tag
+                    if value:
+                        self.tags[name] = value
+                    else:
+                        self.tags.pop(name, None)
 
     def extend(self, effects: list[Effect]) -> None:
         for effect in effects:

@@ -1,4 +1,4 @@
-"""The sensor log: JSON Lines of raw board events (see shared/spec/sensor-log.md).
+"""The sensor log: JSON Lines of raw board events (see docs/sensor-log.md).
 
 Reading never stops at a bad line: each one becomes a `SensorLogError` carrying its
 line number, and the rest of the log is still read. Only a `start` line whose position
@@ -225,6 +225,40 @@ def _promote(obj: dict[str, Any], t: float, problems: list[str]) -> ev.Promotion
     return ev.PromotionChosen(t, PROMOTION_PIECES[piece.lower()])
 
 
+def _text(obj: dict[str, Any], key: str) -> str:
+    value = obj.get(key, "")
+    if not isinstance(value, str):
+        raise ValueError(f"{key!r} must be a string, not {quoted(value)}")
+    return value
+
+
+RESULTS = ("1-0", "0-1", "1/2-1/2")
+
+
+def _arbiter_result(obj: dict[str, Any], t: float, problems: list[str]) -> ev.ArbiterResult:
+    result = obj.get("result")
+    if not isinstance(result, str) or result not in RESULTS:
+        raise ValueError(f"'result' must be one of {', '.join(RESULTS)}, not {quoted(result)}")
+    return ev.ArbiterResult(t, result, _text(obj, "reason"), _text(obj, "by"), _text(obj, "ref"))
+
+
+def _set_clocks(obj: dict[str, Any], t: float, problems: list[str]) -> ev.ClocksSet:
+    what = "the seconds the arbiter set"
+    white = number(obj, "white", 0, MAX_CLOCK_SECONDS, what)
+    black = number(obj, "black", 0, MAX_CLOCK_SECONDS, what)
+    return ev.ClocksSet(t, white, black, _text(obj, "by"), _text(obj, "ref"))
+
+
+def _tags(obj: dict[str, Any], t: float, problems: list[str]) -> ev.TagsSet:
+    tags = obj.get("tags")
+    if not isinstance(tags, dict):
+        raise ValueError("'tags' must be an object of PGN tags")
+    good, bad = check_tags(tags)
+    if bad:
+        raise ValueError("; ".join(bad))
+    return ev.TagsSet(t, tuple(sorted(good.items())), _text(obj, "by"), _text(obj, "ref"))
+
+
 _PARSERS: dict[str, Callable[[dict[str, Any], float, list[str]], ev.Event]] = {
     "lift": lambda o, t, p: ev.Lifted(t, _square(o)),
     "place": lambda o, t, p: ev.Placed(t, _square(o)),
@@ -240,6 +274,9 @@ _PARSERS: dict[str, Callable[[dict[str, Any], float, list[str]], ev.Event]] = {
     "hint": lambda o, t, p: ev.HintAsked(t),
     "hint-move": lambda o, t, p: ev.HintGiven(t, _uci(o)),
     "takeback": lambda o, t, p: ev.TakebackAsked(t),
+    "arbiter-result": _arbiter_result,
+    "set-clocks": _set_clocks,
+    "tags": _tags,
 }
 
 
@@ -465,7 +502,24 @@ def event_to_json(event: ev.Event) -> dict[str, Any]:
             return {"t": t, "ev": "hint-move", "uci": move.uci()}
         case ev.TakebackAsked():
             return {"t": t, "ev": "takeback"}
+        case ev.ArbiterResult(result=result, reason=reason, by=by, ref=ref):
+            return _ordered({"t": t, "ev": "arbiter-result", "result": result,
+                             "reason": reason}, by, ref)
+        case ev.ClocksSet(white=white, black=black, by=by, ref=ref):
+            return _ordered({"t": t, "ev": "set-clocks", "white": white, "black": black},
+                            by, ref)
+        case ev.TagsSet(tags=tags, by=by, ref=ref):
+            return _ordered({"t": t, "ev": "tags", "tags": dict(tags)}, by, ref)
     raise TypeError(f"not a sensor-log event: {event!r}")
+
+
+def _ordered(obj: dict[str, Any], by: str, ref: str) -> dict[str, Any]:
+    """An arbiter's order: who gave it and its id, when known."""
+    if by:
+        obj["by"] = by
+    if ref:
+        obj["ref"] = ref
+    return obj
 
 
 def start_to_json(start: StartInfo) -> dict[str, Any]:

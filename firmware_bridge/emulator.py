@@ -17,7 +17,10 @@ log time T: the pty vanishes for a while and comes back as a new device, and the
 in between are lost (the board's next connect SNAPSHOT tells the host what it missed).
 
 Interactive mode: type squares and buttons (``help`` lists them); the LED frames the
-host sends are printed as text and a small board picture.
+host sends are printed as text and a small board picture. ``clock`` presses the lever of
+the side to move as a player sees it: the side the host's status LEDs show (after an
+illegal move, still the same side); until the host has shown it since the last press,
+the other side than the one that pressed.
 """
 
 from __future__ import annotations
@@ -133,6 +136,7 @@ class Emulator:
     stdin: IO[str] | None = None
     out: IO[str] = field(default_factory=lambda: sys.stdout)
     clock: Any = time.monotonic
+    to_move: chess.Color = chess.WHITE  # the side to move at the start (interactive "clock")
 
     def __post_init__(self) -> None:
         self.t0 = self.clock()  # our millisecond clock starts here
@@ -149,7 +153,10 @@ class Emulator:
         self._ping_at = 0.0
         self._drain_started: float | None = None
         self._drained = False
-        self._side_to_press = chess.WHITE  # interactive "clock"
+        # Interactive "clock": the side the host's status LEDs show to move (None: not
+        # shown since the last press), else the side after the last press.
+        self._shown_to_move: chess.Color | None = None
+        self._after_press = self.to_move
         self._typed = b""
 
     # --- time
@@ -242,6 +249,8 @@ class Emulator:
             self.send(P.ERROR, P.ERR_UNSUPPORTED, "board does not take " + msg.name)
 
     def show_leds(self, frame: LedFrame, now: float) -> None:
+        if frame.status.white_to_move != frame.status.black_to_move:
+            self._shown_to_move = frame.status.white_to_move
         if self.record is not None:
             log_t = self.log_time(now)
             self.record.write(json.dumps({
@@ -388,10 +397,9 @@ class Emulator:
                 elif word in ("snapshot", "snap"):
                     self.send_snapshot(now, P.ON_REQUEST)
                 elif word in ("clock", "w", "white", "b", "black"):
-                    side = (self._side_to_press if word == "clock"
-                            else word in ("w", "white"))
+                    side = self.side_to_press() if word == "clock" else word in ("w", "white")
                     self.emit(ev.ClockPressed(0.0, side), now)
-                    self._side_to_press = not side
+                    self._shown_to_move, self._after_press = None, not side
                 elif word == "promote":
                     i += 1
                     piece = {"q": chess.QUEEN, "r": chess.ROOK, "b": chess.BISHOP,
@@ -426,6 +434,14 @@ class Emulator:
             self.print("(no host connected: it will see the board in its next snapshot)")
         return True
 
+    def side_to_press(self) -> chess.Color:
+        """The lever a player presses: the side the status LEDs show to move, or, before
+        the host has answered the last press (several commands on one line), the other
+        side than the one that pressed."""
+        if self._shown_to_move is not None:
+            return self._shown_to_move
+        return self._after_press
+
     def squares(self, word: str, now: float) -> None:
         names = word.replace("-", "").replace("x", "")
         if len(names) == 2 and names in chess.SQUARE_NAMES:
@@ -445,7 +461,8 @@ class Emulator:
 HELP = """\
 e2        toggle the piece on e2 (lift if occupied, else place)
 e2e4      lift e2 and place on e4 (lifting a piece on e4 first: a capture)
-clock     press the clock of the side to move; w / b press white's / black's
+clock     press the lever of the side to move (as the status LEDs show it);
+          w / b press white's / black's
 promote n set the promotion selector (q, r, b, n)
 resign w  | offer w | accept b | claim w   (w or b)
 arbiter   the arbiter button;  takeback  |  hint   (against a computer)
@@ -555,6 +572,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--until must not be before --start-at")
     script: list[ev.Event] = []
     occupied = chess.Board().occupied
+    to_move = chess.WHITE
     if args.log is not None:
         try:
             sensor_log = load_sensor_log(args.log)
@@ -564,6 +582,7 @@ def main(argv: list[str] | None = None) -> int:
         for error in sensor_log.errors:
             log.warning("%s: %s (skipped)", args.log, error)
         occupied = chess.Board(sensor_log.start.fen).occupied
+        to_move = chess.Board(sensor_log.start.fen).turn
         played: Iterable[ev.Event] = sensor_log.events
         if args.external_clock:
             try:
@@ -590,7 +609,7 @@ def main(argv: list[str] | None = None) -> int:
         PtyLink(args.link), script, occupied, speed=args.speed, start_at=args.start_at,
         until=args.until, heartbeat=args.heartbeat, drain_timeout=args.drain_timeout,
         yank_at=args.yank_at, yank_for=args.yank_for, record=record,
-        interactive=args.interactive, stdin=sys.stdin)
+        interactive=args.interactive, stdin=sys.stdin, to_move=to_move)
     try:
         return emulator.run()
     except KeyboardInterrupt:

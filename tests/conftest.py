@@ -21,3 +21,26 @@ def _private_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`board-ctl run` archives every game in its data directory (and resumes an unfinished
     one): each test gets its own, never the user's (child processes inherit it)."""
     monkeypatch.setenv("BOARD_CTL_DATA", str(tmp_path / "data"))
+
+
+# The fast subset (`pytest -m "not slow"`) stays fast only if long tests are marked: the
+# summary names the unmarked ones that took longer than this (wall time, so a loaded
+# machine shows more; rerun alone before marking).
+SLOW_AFTER = float(os.environ.get("BOARD_CTL_SLOW_AFTER", "2.0"))
+_unmarked_slow: list[tuple[float, str]] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
+    outcome = yield
+    report = outcome.get_result()
+    if (report.when == "call" and report.passed and call.duration > SLOW_AFTER
+            and item.get_closest_marker("slow") is None):
+        _unmarked_slow.append((call.duration, item.nodeid))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
+    if _unmarked_slow:
+        terminalreporter.section(f"tests over {SLOW_AFTER:g} s not marked slow")
+        for duration, nodeid in sorted(_unmarked_slow, reverse=True):
+            terminalreporter.write_line(f"{duration:6.2f}s {nodeid}")

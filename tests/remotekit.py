@@ -83,7 +83,7 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
             if board.turn == remote and referee.remote.execution is None:
                 if len(board.move_stack) >= max_plies:
                     break
-                if referee.draw_offer == (not remote) and accept_draw:
+                if referee.draws.offer == (not remote) and accept_draw:
                     answer = (key(), t + rng.uniform(*think), ev.DrawAccepted(0.0, remote))
                 else:
                     move = computer(board.copy(), rng)

@@ -1,6 +1,6 @@
 """sim2: an independent sensor-log simulator (a second opinion on board_ctl).
 
-Written from shared/spec/sensor-log.md and shared/RULES.md section 3 only, without
+Written from docs/sensor-log.md and the rules of docs/rules.md only, without
 looking at board_ctl.simulate, so that its habits are not the product's habits.
 
 `render(game, seed, **knobs)` turns a python-chess game into sensor-log objects (the

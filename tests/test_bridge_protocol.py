@@ -221,6 +221,7 @@ def test_random_bytes_never_raise(data: bytes, cuts: list[int]) -> None:
         pos += n
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.lists(messages, min_size=1, max_size=8), st.lists(st.binary(max_size=40), min_size=9,
                                                            max_size=9), st.data())
@@ -241,6 +242,7 @@ def test_frames_in_garbage_all_recovered(msgs, garbage, data) -> None:
     assert dec.frames == len(frames)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.lists(messages, min_size=2, max_size=8), st.data())
 def test_bit_flips_never_yield_a_corrupted_message(msgs, data) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import chess.pgn
 import pytest
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "spec" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -20,7 +20,7 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def write_opera(tmp_path: Path) -> Path:
-    """The spec's own example when the shared folder is beside the checkout, else a copy."""
+    """The spec's own example (docs/examples), else a rendering of the same game."""
     source = EXAMPLES / "opera-game.jsonl"
     if source.exists():
         return source

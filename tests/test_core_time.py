@@ -265,3 +265,28 @@ def test_any_finite_event_times_terminate_with_bounded_timer_firings(
                 occupied ^= bit
             assert referee.firings - before <= MAX_FIRINGS
         referee.finish()
+
+
+def test_fire_due_fires_in_time_order_and_never_twice_at_one_moment() -> None:
+    from board_ctl.core.timers import fire_due
+    fired: list[tuple[str, int]] = []
+    deadlines = {"a": 30, "b": 10, "c": 20}
+
+    def armed():  # type: ignore[no-untyped-def]
+        return [(when, timers[name]) for name, when in deadlines.items() if when is not None]
+
+    def make(name: str):  # type: ignore[no-untyped-def]
+        def fire(when: int) -> None:
+            fired.append((name, when))
+            # b re-arms itself later (progress); c stays due where it was (a stall)
+            deadlines[name] = when + 15 if name == "b" and when < 40 else (
+                when if name == "c" else None)  # type: ignore[assignment]
+        fire.__name__ = name
+        return fire
+
+    timers = {name: make(name) for name in deadlines}
+    count = fire_due(40, armed, lambda when: None)
+    assert fired == [("b", 10), ("c", 20), ("b", 25), ("a", 30), ("b", 40)]
+    assert count == 5
+    with pytest.raises(TimerStall, match="timer c due at"):
+        fire_due(40, armed, lambda when: None, debug=True)

@@ -6,12 +6,15 @@ scripted violation must raise its code and leave the game record exact.
 
 from __future__ import annotations
 
+import dataclasses
+
 import chess
 import pytest
 
 from board_ctl.simulate import NoEligiblePly, RenderStyle, render_game, render_violation
 from corpus import corpus, has_move, replay_rendered
 
+pytestmark = pytest.mark.slow  # the whole corpus: minutes; CI runs it, -m "not slow" skips it
 CLEAN_STYLES = {
     "clock": RenderStyle(),
     "no-clock": RenderStyle(use_clock=False),
@@ -58,15 +61,50 @@ def test_promotion_selector_just_after_the_press_counts(use_clock: bool) -> None
     assert failures == [], f"{len(failures)} of {checked} games wrong: {failures[:5]}"
 
 
+# Behaviours found by rendering real games in ways the corpus first lacked (issue 9 §5),
+# each rendered in every game that has the move concerned, with and without a clock.
+BEHAVIOURS = {
+    # every capture: the victim lifted, set down a moment on a square it could move to,
+    # then taken off; the capturing piece lands after (once read as a reply: a phantom)
+    "victim-set-down": (RenderStyle(capture_styles=(0, 0, 0, 0, 1)),
+                        lambda board, move: board.is_capture(move)),
+    # every promotion: the new piece on the square before the pawn is lifted (4.6)
+    "promotion-piece-first": (RenderStyle(promotion_styles=(0, 0, 1)),
+                              lambda board, move: move.promotion is not None),
+    # every selector set 10-90 ms after lifting the pawn, while the lift settles
+    "selector-after-lift": (RenderStyle(promote_timings=(0, 0, 0, 0, 1),
+                                        queen_default_prob=0.0),
+                            lambda board, move: move.promotion is not None),
+}
+
+
+@pytest.mark.parametrize("use_clock", [True, False], ids=["clock", "no-clock"])
+@pytest.mark.parametrize("name", sorted(BEHAVIOURS))
+def test_behaviours_real_players_have_are_exact_with_no_alert(name: str, use_clock: bool) -> None:
+    base, has = BEHAVIOURS[name]
+    style = dataclasses.replace(base, use_clock=use_clock)
+    failures, checked = [], 0
+    for seed, game in enumerate(corpus()):
+        if not has_move(game, has):
+            continue
+        replayed = replay_rendered(render_game(game, seed=seed, style=style))
+        checked += 1
+        rendered = replayed.rendered
+        if replayed.moves != rendered.moves or replayed.alerts or replayed.result != rendered.result:
+            failures.append((seed, replayed.first_divergence(), replayed.alerts[:3]))
+    assert checked >= 60
+    assert failures == [], f"{len(failures)} of {checked} games wrong: {failures[:5]}"
+
+
 VIOLATIONS = ["touch-move", "touch-move-enemy", "illegal-move", "move-changed",
-              "position-mismatch", "clock-no-move"]
+              "position-mismatch", "clock-no-move", "knocked-during-move"]
 
 
 # A press defines illegal-move and clock-no-move; without a clock, a knocked-over piece of
 # the side that just moved is that side moving on, so those are staged with a clock only.
 CASES = [(code, True) for code in VIOLATIONS] + [
     (code, False) for code in VIOLATIONS
-    if code not in ("illegal-move", "clock-no-move", "position-mismatch")]
+    if code not in ("illegal-move", "clock-no-move", "position-mismatch", "knocked-during-move")]
 
 
 @pytest.mark.parametrize("code, use_clock", CASES,

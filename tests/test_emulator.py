@@ -22,9 +22,9 @@ from firmware_bridge import protocol as P
 from firmware_bridge.link import BoardLink
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT.parent / "shared" / "spec" / "examples"
-# The spec's example when shared/ is beside the checkout, else the demo game the package
-# ships (the same game, as a board reports it).
+EXAMPLES = ROOT / "docs" / "examples"
+# The spec's example (docs/examples), else the demo game the package ships (the same
+# game, as a board reports it).
 OPERA = EXAMPLES / "opera-game.jsonl"
 if not OPERA.is_file():
     OPERA = ROOT / "board_ctl" / "data" / "demo-opera-game.jsonl"
@@ -130,6 +130,7 @@ def board_after(events: list[ev.Event], occupied: int = chess.Board().occupied) 
     return occupied
 
 
+@pytest.mark.slow
 def test_opera_game_end_to_end(emulators: list[Emulator], tmp_path: Path) -> None:
     record = tmp_path / "leds.jsonl"
     emu = start(emulators, tmp_path, "--log", str(OPERA), "--speed", str(SPEED),
@@ -175,6 +176,7 @@ def test_start_at_and_hold_at_until(emulators: list[Emulator], tmp_path: Path) -
     link.close()
 
 
+@pytest.mark.slow
 def test_yanked_cable_heals_with_a_snapshot(emulators: list[Emulator], tmp_path: Path) -> None:
     emu = start(emulators, tmp_path, "--log", str(OPERA), "--speed", str(SPEED),
                 "--yank-at", "60", "--yank-for", "0.3")

@@ -99,6 +99,7 @@ def run(index: int, form: str) -> tuple[int, int]:
     return len(got), 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["", "d", "b"], ids=["fischer", "simple-delay", "bronstein"])
 def test_overrunning_players_in_real_games(form: str) -> None:
     indices = random.Random(form).sample(range(len(corpus())), 30)

@@ -56,6 +56,7 @@ def test_a_journal_replays_to_the_same_game(tmp_path: Path) -> None:
     assert moves == [m.uci() for m in rendered.moves]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(12))
 def test_a_power_cut_anywhere_loses_no_complete_record(tmp_path: Path, seed: int) -> None:
     rendered, log = rendered_log(seed % 5 + 1)

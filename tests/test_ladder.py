@@ -258,6 +258,7 @@ games = st.lists(st.tuples(players, players, st.sampled_from(RESULTS))
                  .filter(lambda g: g[0] != g[1]), max_size=60)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(start=st.dictionaries(players, points), played=games)
 def test_every_game_moves_points_as_the_seed_says(

@@ -27,6 +27,7 @@ def _sample_records():  # type: ignore[no-untyped-def]
         yield replay_rendered(render_violation(games[60 + i], code, seed=i))
 
 
+@pytest.mark.slow
 def test_pgn_reads_back_in_python_chess_with_the_same_moves() -> None:
     for replayed in _sample_records():
         text = replayed.record.pgn_text()
@@ -42,6 +43,7 @@ def test_pgn_reads_back_in_python_chess_with_the_same_moves() -> None:
             assert headers["SetUp"] == "1" and headers["FEN"] == replayed.rendered.start_fen
 
 
+@pytest.mark.slow
 def test_pgn_extract_accepts_every_game(tmp_path: Path) -> None:
     if not PGN_EXTRACT:
         missing_tool("pgn-extract is not installed (Debian package pgn-extract)")

@@ -7,6 +7,7 @@ import io
 
 import chess
 import chess.pgn
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -49,6 +50,7 @@ styles = st.builds(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(game=legal_games(), style=styles, seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_any_legal_game_any_rendering_replays_exactly(
@@ -71,6 +73,7 @@ raw_events = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(script=raw_events, profile=st.sampled_from(["fide", "rapid", "casual"]))
 def test_any_event_sequence_gives_a_legal_game_record(script: list, profile: str) -> None:

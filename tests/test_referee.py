@@ -561,3 +561,61 @@ def test_threefold_claim_made_before_the_declared_move() -> None:
     cycle = "-g1 +f3 Cw -g8 +f6 Cb -f3 +g1 Cw -f6 +g8 Cb "
     out = play(cycle + "-g1 +f3 Cw -g8 +f6 Cb -f3 +g1 Cw Xb -f6 +g8")  # 9.2.1
     assert out.result == ("1/2-1/2", "threefold-repetition") and out.alerts == []
+
+
+# -- issue 9 §5: what the referee got wrong -------------------------------------------------
+
+PHANTOM = "3q1r2/6k1/p2pQb2/4pR1p/4B3/2P3P1/P4PK1/8 w - - 0 1"
+
+
+@pytest.mark.parametrize("time_control", [None, "5400+30"])
+def test_a_victim_set_down_a_moment_elsewhere_is_no_reply(time_control: str | None) -> None:
+    # Rxh5: the rook lifted, the pawn lifted and set down on h4 (where it could move) for
+    # half a second, then taken off; the rook lands on h5. Once read as Rxf6 answered by
+    # ...h4, then Rxh5 judged illegal with a penalty.
+    out = play("-f5 ~0.4 -h5 @0.15 +h4 ~0.5 -h4 ~0.3 +h5 ~0.8 Cw", PHANTOM,
+               time_control=time_control)
+    assert out.sans == ["Rxh5"] and out.alerts == []
+
+
+def test_a_knocked_piece_and_the_move_beside_it_are_no_phantom_capture() -> None:
+    # The knight lifted from h7 (it could take f8), Black's bishop knocked off d4, the
+    # knight put on f6, the bishop back 3 s later, then the press: Nf6 with the bishop
+    # displaced (7.4), never Nxf8 answered by ...Bf6. (Without a clock nothing but the
+    # reply completes a capture pushed off unseen, and such a board is that reply.)
+    out = play("-h7 -d4 @0.5 +f6 ~3 +d4 Cw", "5r1k/7N/8/8/3b4/8/8/4K3 w - - 0 1",
+               time_control="5400+30")
+    assert out.sans == ["Nf6"]
+    assert out.alerts == ["position-mismatch"]
+    assert out.alert("position-mismatch")["squares"] == ["d4"]
+
+
+def test_a_displaced_own_piece_after_the_move_is_released_is_flagged() -> None:
+    # Nf3 released on f3 while the e2 pawn, knocked off, stays away 3 s before the press.
+    out = play("-g1 -e2 @0.4 +f3 ~3 +e2 Cw")
+    assert out.sans == ["Nf3"] and out.alerts == ["position-mismatch"]
+    mismatch = out.alert("position-mismatch")
+    assert mismatch["squares"] == ["e2"] and "put back the pieces on e2" in mismatch["text"]
+    frames = [f for f in out.lines("leds") if f["guidance"] or "e2" in f["squares"]]
+    assert {"e2": ["green", "slow"]}.items() <= frames[0]["squares"].items()
+    assert [c["code"] for c in out.lines("clear")] == ["position-mismatch"]
+    # Put back within 1.5 s: nothing to say.
+    assert play("-g1 -e2 @0.4 +f3 ~1 +e2 Cw").alerts == []
+    # An own piece simply held before any move is released stays silent, as always.
+    assert play("-g1 -e2 ~3 +e2 +f3 Cw").alerts == []
+
+
+def test_each_sides_promotion_choice_is_its_own_without_a_clock() -> None:
+    # White sets B and promotes on e8; Black lifts d2 and sets N 61 ms later (inside the
+    # debounce of his lift) to promote on d1. The single stored choice once became N,
+    # and White got a queen.
+    out = play("=b -e7 +e8 ~2 -d2 @0.061 =n @0.4 +d1 ~2 -h1 +h2",
+               "k7/4P3/8/8/8/8/3p4/7K w - - 0 1")
+    assert out.sans == ["e8=B", "d1=N", "Kh2"] and out.alerts == []
+
+
+def test_a_promotion_piece_put_down_first_on_the_square_a_capture_left() -> None:
+    # Black's rook takes a8 from e8; White puts his new queen on e8 before lifting the
+    # pawn (4.6): the occupancy is the one before Rxa8 for a moment; the capture stands.
+    out = play("-e8 -a8 +a8 ~2 +e8 ~1 -e7 ~3 -h8 +h7", "R3r2k/4P3/8/8/8/8/7K/8 b - - 0 1")
+    assert out.sans == ["Rxa8", "e8=Q+", "Kh7"] and out.alerts == []

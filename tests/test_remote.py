@@ -26,8 +26,9 @@ from board_ctl.core.effects import (
     TakenBack,
 )
 from board_ctl.core.profiles import PROFILES
-from board_ctl.core.referee import RELEASED_AFTER, Referee
-from board_ctl.core.remote import PROMOTION_HOLD, REMOTE_HOLD, move_lights
+from board_ctl.core.inference import RELEASED_AFTER
+from board_ctl.core.referee import Referee
+from board_ctl.core.rules.remote import PROMOTION_HOLD, REMOTE_HOLD, move_lights
 from board_ctl.core.timecontrol import TimeControl
 from board_ctl.replay import replay_events
 from board_ctl.sensorlog import StartInfo
@@ -378,7 +379,7 @@ def whole_game(seed: int, remote: bool, use_clock: bool) -> None:
     assert len(played.chosen) >= 10 or played.result is not None
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 10**6), remote=st.booleans(), use_clock=st.booleans())
 def test_any_game_made_by_human_hands_records_exactly_the_moves_chosen(
         seed: int, remote: bool, use_clock: bool) -> None:

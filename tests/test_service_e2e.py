@@ -91,6 +91,7 @@ GAMES = [("classics.pgn", 0, None), ("classics.pgn", 8, None),
          ("stockfish-300.pgn", 109, (10, 36))]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pgn_file,index,plies", GAMES,
                          ids=[f"{p}#{i}" for p, i, _ in GAMES])
 def test_real_games_give_the_replays_pgn(tmp_path: Path, pgn_file: str, index: int,
@@ -116,6 +117,7 @@ def test_real_games_give_the_replays_pgn(tmp_path: Path, pgn_file: str, index: i
         assert f"RESULT {rendered.result}" in stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("time_control", ["60+1", ""])
 def test_an_external_clocks_times_are_the_record(tmp_path: Path, time_control: str) -> None:
     """The board relays an external clock's display with each press (CLOCK_TIMES): the
@@ -144,6 +146,7 @@ def test_an_external_clocks_times_are_the_record(tmp_path: Path, time_control: s
     assert [m.clock for m in replayed.moves] == got
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when", [0.35, 0.7])
 def test_yanked_cable_loses_no_move(tmp_path: Path, when: float) -> None:
     """The cable out for 0.1 s at 10x (about a second of play, the snapshot after the
@@ -164,6 +167,7 @@ def test_yanked_cable_loses_no_move(tmp_path: Path, when: float) -> None:
     assert without_date(replay_pgn(pgn.with_name("out.sensor.jsonl"))[0]) == without_date(text)
 
 
+@pytest.mark.slow
 def test_garbage_on_the_link_changes_nothing(tmp_path: Path) -> None:
     rendered = render("classics.pgn", 8, seed=11)  # Legall - Saint Brie
     log = tmp_path / "game.jsonl"
@@ -173,6 +177,7 @@ def test_garbage_on_the_link_changes_nothing(tmp_path: Path) -> None:
     assert comparable(text) == comparable(expected)
 
 
+@pytest.mark.slow
 def test_nothing_configured_plays_the_demo_and_tells_systemd(tmp_path: Path) -> None:
     notify = tmp_path / "notify.sock"
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)

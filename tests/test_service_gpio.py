@@ -74,6 +74,7 @@ def lit(rig: Rig, pin: int) -> bool:
     return bool(rig.pin(pin).state)
 
 
+@pytest.mark.slow
 def test_moves_from_the_matrix_and_the_status_lights(rig: Rig, tmp_path: Path) -> None:
     view = rig.view
     view.wait_message(lambda m: m.startswith("game 1 started"))

@@ -118,6 +118,7 @@ def wait_for(check: Callable[[], bool], proc: ServiceProcess, timeout: float,
 # ---------------------------------------------------------------- (a) journal and export
 
 
+@pytest.mark.slow
 def test_journal_and_export_while_playing_and_at_the_end(tmp_path: Path) -> None:
     rendered = render("classics.pgn", 0, seed=3)  # the Opera game
     log = tmp_path / "game.jsonl"
@@ -281,6 +282,7 @@ def untimed(event: ev.Event) -> dict:
 SEEDS = [int(x) for x in os.environ.get("BOARD_CTL_KILL_SEEDS", "1").split(",")]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_kill_9_service_and_board_together_loses_no_move(tmp_path: Path, seed: int) -> None:
     got, want, outputs, kills = kill_run(tmp_path, KILLS, seed, IN_FLIGHT)
@@ -294,6 +296,7 @@ def test_kill_9_service_and_board_together_loses_no_move(tmp_path: Path, seed: i
     assert "Traceback" not in "".join(outputs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_kill_9_with_an_external_clock_gives_the_uninterrupted_pgn(tmp_path: Path,
                                                                    seed: int) -> None:
@@ -316,6 +319,7 @@ def test_kill_9_with_an_external_clock_gives_the_uninterrupted_pgn(tmp_path: Pat
     assert " ALERT " not in "".join(outputs)  # a clean game: no clock-fault, nothing
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_kill_9_in_a_timed_game_keeps_the_flag(tmp_path: Path, seed: int) -> None:
     """A lever clock through power cuts: the moves, and the flag that ends the game

@@ -3,7 +3,7 @@
 Real games (the repository's corpus, plus Stockfish games generated for this module and
 embedded below, that nobody tuned against) are rendered as a human would play them at
 the board, with the contact bounce, slide blips, capture and castling orders, clock
-habits and promotion handling that shared/spec/sensor-log.md allows, and replayed
+habits and promotion handling that docs/sensor-log.md allows, and replayed
 through `board_ctl.replay`. A clean game must give exactly its moves, no alert at all
 and its result; a scripted violation must give the alert code the spec names.
 
@@ -461,6 +461,7 @@ CLEAN = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cid,games,n,seeds,profile,knobs", CLEAN, ids=[c[0] for c in CLEAN])
 def test_clean(cid, games, n, seeds, profile, knobs) -> None:
     indices = games()
@@ -488,6 +489,7 @@ VIOLATIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind,clock", VIOLATIONS, ids=[f"{k}-{'clock' if c else 'noclock'}"
                                                        for k, c in VIOLATIONS])
 def test_violation(kind: str, clock: bool) -> None:

@@ -25,6 +25,7 @@ from board_ctl.simulate import (
 from corpus import has_move
 from board_ctl.simulate.__main__ import main as simulate_main
 from board_ctl.simulate.render import captured_square
+from board_ctl.simulate.violations import ALERT_CODES
 
 GAMES_DIR = Path(__file__).parent / "data" / "games"
 NO_NOISE = dict(bounce=False, slides=False, idle_lift_prob=0.0)
@@ -106,6 +107,7 @@ def board_before(r: RenderedGame, ply: int) -> chess.Board:
 # -- the corpus ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_corpus_games_parse_cleanly() -> None:
     assert len(engine_games()) == 300
     assert len(classics()) >= 15
@@ -116,6 +118,7 @@ def test_corpus_games_parse_cleanly() -> None:
     assert size < 1_000_000
 
 
+@pytest.mark.slow
 def test_corpus_has_the_special_moves() -> None:
     counts: dict[str, int] = {}
     for game in engine_games():
@@ -154,6 +157,7 @@ def test_resignation_ends_decisive_games_without_mate() -> None:
             assert last["ev"] != "resign"
 
 
+@pytest.mark.slow
 def test_every_game_renders_cleanly() -> None:
     for i, game in enumerate(engine_games() + classics()):
         r = render_game(game, seed=i)
@@ -162,6 +166,7 @@ def test_every_game_renders_cleanly() -> None:
         assert r.expected_alerts == []
 
 
+@pytest.mark.slow
 def test_no_clock_renderings_parse_and_have_no_clock() -> None:
     for i, game in enumerate(engine_games()[:60]):
         r = render_game(game, seed=i, style=RenderStyle(use_clock=False))
@@ -169,6 +174,7 @@ def test_no_clock_renderings_parse_and_have_no_clock() -> None:
         assert not [obj for obj in r.lines if obj["ev"] == "clock"]
 
 
+@pytest.mark.slow
 def test_clock_presses_alternate() -> None:
     for i, game in enumerate(engine_games()[:60] + classics()):
         r = render_game(game, seed=i)
@@ -326,6 +332,7 @@ def test_en_passant_changes_three_squares() -> None:
     assert orders == {"ep:move-then-remove", "ep:remove-first", "ep:lift-remove-place"}
 
 
+@pytest.mark.slow
 def test_promotions_and_selector() -> None:
     games = games_with(lambda b, m: m.promotion is not None)
     notes: set[str] = set()
@@ -427,6 +434,7 @@ def test_claim_at_the_end_of_a_claimable_draw() -> None:
     slides=st.booleans(),
     start_ply=st.integers(0, 30),
 )
+@pytest.mark.slow
 def test_any_seed_gives_a_consistent_log(seed, game_index, use_clock, bounce, slides, start_ply):
     game = engine_games()[game_index]
     start_ply = min(start_ply, len(list(game.mainline_moves())))
@@ -440,13 +448,14 @@ def test_any_seed_gives_a_consistent_log(seed, game_index, use_clock, bounce, sl
 # -- violations -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_each_violation_is_staged_once_and_keeps_the_game() -> None:
     for code in VIOLATION_CODES:
         for i, game in enumerate(classics()):
             r = render_violation(game, code, seed=i)
             check_all(r)
             assert r.moves == list(game.mainline_moves())
-            alert = "touch-move" if code == "touch-move-enemy" else code
+            alert = ALERT_CODES[code]
             assert len(r.expected_alerts) == 1 and r.expected_alerts[0][0] == alert
             ply = r.expected_alerts[0][1]
             assert ply in eligible_plies(game, code)
@@ -518,6 +527,16 @@ def _check_violation(r: RenderedGame, code: str, ply: int) -> None:
         assert lines[0]["ev"] == "clock" or [o["ev"] for o in lines].index("clock") < \
             [o["ev"] for o in lines].index("lift")
         assert len([o for o in lines if o["ev"] == "clock"]) == 2
+    elif code == "knocked-during-move":
+        # the moving piece lifted, another knocked off, the move put down, the knocked
+        # piece back 2.5-4 s later, then the press
+        kinds = [(o["ev"], o["sq"]) for o in moves_lines]
+        knocked = moves_lines[1]["sq"]
+        assert kinds == [("lift", chess.square_name(move.from_square)), ("lift", knocked),
+                         ("place", chess.square_name(move.to_square)), ("place", knocked)]
+        assert 2.5 <= moves_lines[3]["t"] - moves_lines[2]["t"] <= 4.1
+        assert board.piece_type_at(chess.parse_square(knocked)) != chess.KING
+        assert [o["ev"] for o in lines][-1] == "clock"
 
 
 def test_violation_at_a_given_ply_and_errors() -> None:
@@ -534,6 +553,7 @@ def test_violation_at_a_given_ply_and_errors() -> None:
         render_violation(game, "no-such-thing", seed=3)
 
 
+@pytest.mark.slow
 @settings(max_examples=30, deadline=None)
 @given(seed=st.integers(0, 2**32), game_index=st.integers(0, 299),
        code=st.sampled_from(VIOLATION_CODES))

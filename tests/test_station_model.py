@@ -299,3 +299,35 @@ def test_clock_reading_runs_only_for_the_running_side() -> None:
 ])
 def test_move_labels(ply: int, san: str, fen: str, label: str) -> None:
     assert move_label(ply, san, fen) == label
+
+
+def setup_state(board: ContractBoard, time_ms: int) -> Message:
+    """The board waiting for its next game's start position: docs/mqtt.md's state with
+    "game": null and "phase": "setup"."""
+    payload = {"v": 1, "board": board.board, "time": time_ms, "game": None,
+               "start_fen": chess.STARTING_FEN, "fen": chess.STARTING_FEN, "turn": "white",
+               "ply": 0, "last_move": None, "clock": None, "alerts": [], "result": "*",
+               "termination": "", "link": "connected", "phase": "setup"}
+    return Message(board.topic("state"), json.dumps(payload).encode(), True)
+
+
+def test_a_board_setting_up_between_games_keeps_the_last_result_shown() -> None:
+    board = contract_board("b08", "classics.pgn", 0)
+    hall = Hall()
+    feed(hall, play_all(board))
+    b = hall.boards["b08"]
+    game = b.current
+    assert game is not None and b.game is not None and b.game.finished
+    # a setup state older than the game's own last message (republished late) is stale
+    assert hall.apply(board.topic("state"), setup_state(board, 0).payload, NOW) is None
+    assert b.setting_up_ms is None
+    later = board.now_ms() + 5_000
+    assert hall.apply(board.topic("state"), setup_state(board, later).payload, NOW) is not None
+    assert hall.rejected == 0
+    shown = card(b, arbiter=True)
+    assert shown["setting_up"] and shown["game"] == game and shown["result"] == board.result
+    assert len(hall.finished_games()) == 1
+    board.t_ms += 60_000
+    feed(hall, board.new_game(game_from("classics.pgn", 5), "second") + board.play())
+    assert b.current == "second" and b.setting_up_ms is None
+    assert not card(b, arbiter=True)["setting_up"]

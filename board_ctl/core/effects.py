@@ -130,4 +130,13 @@ class TakenBack:
     plies: int
 
 
-Effect = MoveMade | Alert | AlertCleared | LedFrame | Penalty | Note | GameOver | TakenBack
+@dataclass(frozen=True, slots=True)
+class TagsChanged:
+    """The game's PGN tags as now set (an empty value: the tag is removed)."""
+
+    t: float
+    tags: tuple[tuple[str, str], ...]
+
+
+Effect = (MoveMade | Alert | AlertCleared | LedFrame | Penalty | Note | GameOver | TagsChanged
+          | TakenBack)

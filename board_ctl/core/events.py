@@ -114,6 +114,44 @@ class TakebackAsked:
 
 
 @dataclass(frozen=True, slots=True)
+class ArbiterResult:
+    """The arbiter's decision: the game ends with `result` ("1-0", "0-1", "1/2-1/2"), or
+    the result it already has is corrected. `by`: who decided; `ref`: the order's id
+    (an MQTT command's), so a repeated order is recognised after a restart."""
+
+    t: float
+    result: str
+    reason: str = ""
+    by: str = ""
+    ref: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ClocksSet:
+    """The arbiter sets both clocks to `white` and `black` seconds (FIDE 6.10)."""
+
+    t: float
+    white: float
+    black: float
+    by: str = ""
+    ref: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class TagsSet:
+    """The game's PGN tags (players, event, round ...) given or corrected; an empty value
+    removes a tag."""
+
+    t: float
+    tags: tuple[tuple[str, str], ...]
+    by: str = ""
+    ref: str = ""
+
+
+ARBITER_EVENTS = (ArbiterResult, ClocksSet, TagsSet)  # orders from outside, not the board
+
+
+@dataclass(frozen=True, slots=True)
 class Tick:
     """Time passes with nothing reported (lets timers fire in a live service)."""
 
@@ -123,5 +161,5 @@ class Tick:
 Event = (
     Lifted | Placed | ClockPressed | PromotionChosen | Resigned | DrawOffered
     | DrawAccepted | DrawClaimed | Snapshot | OpponentMoved | HintAsked | HintGiven
-    | TakebackAsked | Tick
+    | TakebackAsked | ArbiterResult | ClocksSet | TagsSet | Tick
 )

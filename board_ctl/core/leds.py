@@ -37,7 +37,7 @@ class LedView:
     must_move: chess.Square | None
     result: GameOver | None
     faulty: chess.Bitboard = 0  # sensors not believed
-    # Playing a computer (board_ctl.core.remote): its move to make, or a hint, and what
+    # Playing a computer (board_ctl.core.rules.remote): its move to make, or a hint, and what
     # the status LEDs say of it; `restoring`: the board must come back to the position.
     shown: tuple[SquareLight, ...] = ()
     remote: Remote = Remote.NONE

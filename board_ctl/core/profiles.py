@@ -1,4 +1,4 @@
-"""Rule profiles (shared/RULES.md section 4): which rules the referee enforces, and how."""
+"""Rule profiles (docs/rules.md): which rules the referee enforces, and how."""
 
 from __future__ import annotations
 

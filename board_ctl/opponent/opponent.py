@@ -151,7 +151,7 @@ class Opponent:
         board = referee.board
         if board.turn == side:
             key = (game, len(board.move_stack), board.board_fen(), board.turn)
-            if referee.draw_offer == (not side) and key not in self._judged:
+            if referee.draws.offer == (not side) and key not in self._judged:
                 return "draw", key
             return "move", key
         if remote.hint_wanted:

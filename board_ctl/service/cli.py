@@ -30,6 +30,7 @@ from board_ctl.errors import BoardCtlError, ConfigError
 from board_ctl.livechess.address import DEFAULT_LISTEN
 
 if TYPE_CHECKING:  # imported when the service runs: `board-ctl --help` stays quick
+    from board_ctl.archive import Archive
     from board_ctl.config import Config
     from board_ctl.opponent.opponent import Opponent
     from board_ctl.service.service import Service
@@ -43,7 +44,8 @@ OPTION_OF_KEY = {"board.profile": "--profile", "board.backend": "--port",
                  "serial.port": "--port", "emulator.log": "--port",
                  "emulator.speed": "--speed", "game.time_control": "--time-control",
                  "display.view": "--view", "output.data_dir": "--data-dir",
-                 "livechess.listen": "--livechess", "opponent.engine": "--opponent",
+                 "livechess.listen": "--livechess", "mqtt.url": "--mqtt",
+                 "mqtt.board_id": "--board-id", "opponent.engine": "--opponent",
                  "opponent.side": "--engine-side", "opponent.level": "--level",
                  "opponent.movetime": "--movetime"}
 
@@ -83,6 +85,11 @@ def add_parser(subparsers: Any) -> None:
                      help="the archive: a folder and a crash-safe journal for every game; an "
                           "unfinished game there is resumed at start-up (default: [output] "
                           "data_dir, else {data_dir})")
+    run.add_argument("--mqtt", metavar="URL",
+                     help="publish the games to the hall's MQTT broker, mqtt://HOST[:PORT] or "
+                          "mqtts://HOST[:PORT] (default: [mqtt] url); see docs/mqtt.md")
+    run.add_argument("--board-id", metavar="ID",
+                     help="this board's id on the broker (default: [mqtt] board_id)")
     run.add_argument("--opponent", nargs="?", const="stockfish", metavar="ENGINE",
                      help="play a computer: a UCI engine (a name on PATH or in /usr/games, or "
                           "a path; default stockfish) plays one side, its moves lit on the "
@@ -159,6 +166,8 @@ def _config(args: argparse.Namespace) -> Config:
     return config.with_overrides(OPTION_OF_KEY, board=board, serial=serial,
                                  emulator=emulator, game=game, display={"view": args.view},
                                  output={"data_dir": args.data_dir},
+                                 mqtt={"url": getattr(args, "mqtt", None),
+                                       "board_id": getattr(args, "board_id", None)},
                                  livechess={"listen": args.livechess}, opponent=opponent)
 
 
@@ -201,30 +210,50 @@ def _start_service(config: Config, args: argparse.Namespace, view: View,
     board = open_board(config, time_scale=args.speed if config.board.backend == "serial"
                        else None, games=1 if args.once else 0)
     time_control = config.game.time_control or None
-    start = StartInfo(fen=config.game.start_fen, tags=config.game.tags(),
-                      time_control=time_control)
+    tags = {**config.game.tags(), **config.mqtt.tags()}
+    start = StartInfo(fen=config.game.start_fen, tags=tags, time_control=time_control)
     log_start = getattr(board, "start_info", None)
     if log_start is not None:  # the emulator's log says where its game starts
         found = log_start()
         start = StartInfo(fen=config.game.start_fen if config.game.fen else found.fen,
-                          tags={**found.tags, **config.game.tags()},
+                          tags={**found.tags, **tags},
                           time_control=time_control or found.time_control)
     namer = OutputNamer(Path(config.output.dir).expanduser(), args.pgn, args.report)
     options = RunOptions(once=args.once, lost_timeout=config.serial.lost_timeout)
     data_dir = config.output.data_dir
     archive = Archive(Path(data_dir).expanduser() if data_dir else default_data_dir())
+    publisher = _publisher(config, archive)
     endpoint = endpoint_from_config(config, start)
+    observers = [o for o in (publisher, endpoint) if o is not None]
     service = Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
                       options=options, view=view, status=status, notifier=Notifier(),
-                      archive=archive, observers=[endpoint] if endpoint else [],
-                      opponent=opponent)
+                      archive=archive, observers=observers, opponent=opponent)
     if opponent is not None:
         view.message(f"playing {opponent.label} ({config.opponent.side}); profile "
                      f"{config.board.profile}")
     if endpoint is not None:
         endpoint.start(service.submit)
         view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com)")
+    if publisher is not None:
+        publisher.attach(service)
+        publisher.start(wait=MQTT_WAIT)  # a refused login stops here, in one line
     return service
+
+
+MQTT_WAIT = 5.0  # s to wait at start-up for the broker's answer to the board's login
+
+
+def _publisher(config: Config, archive: Archive) -> Any:
+    """The hall's publisher ([mqtt] url), or None."""
+    mqtt = config.mqtt
+    if not mqtt.url:
+        return None
+    from board_ctl.hall import BoardPublisher, resolve
+
+    settings = resolve(mqtt.url, mqtt.board_id, username=mqtt.username,
+                       password_file=mqtt.password_file, topic_prefix=mqtt.topic_prefix,
+                       ca_file=mqtt.ca_file, tags=mqtt.tags())
+    return BoardPublisher(settings, archive)
 
 
 def _route_logging(view: View) -> None:

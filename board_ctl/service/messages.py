@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from board_ctl.sensorlog import StartInfo
+
+if TYPE_CHECKING:
+    from board_ctl.service.service import Service
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +44,14 @@ class NewGame:
 
     start: StartInfo | None = None
     reason: str = "a new game was asked for"
+
+
+class Command:
+    """Work from outside the board (an arbiter's order over MQTT) that must run on the
+    loop thread, where it may read and change the game as a board event does."""
+
+    def run(self, service: Service) -> None:
+        raise NotImplementedError
 
 
 BoardMessage = LinkDown | LinkUp | BoardDone

@@ -54,7 +54,7 @@ from board_ctl.opponent.messages import EngineFailed, EngineReply
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer
-from board_ctl.service.messages import BoardDone, LinkDown, LinkUp, NewGame
+from board_ctl.service.messages import BoardDone, Command, LinkDown, LinkUp, NewGame
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
 from board_ctl.service.view import NullView, View, ViewState
@@ -199,6 +199,10 @@ class Service:
         if isinstance(item, (EngineReply, EngineFailed)):
             self._engine_reply(item)
             return
+        if isinstance(item, Command):
+            item.run(self)
+            self._opponent_update()  # (an arbiter's order may have ended the game)
+            return
         event = cast(ev.Event, item)
         tick = isinstance(event, ev.Tick)
         if not tick:
@@ -273,6 +277,19 @@ class Service:
         t, wall = self._event_at
         scale = self.opponent.scale if self.opponent is not None else 1.0
         return t + (self._clock() - wall) * scale
+
+    def feed_order(self, event: ev.Event) -> bool:
+        """An arbiter's order (ev.ARBITER_EVENTS) into the game at the board now: journaled,
+        logged and shown like a board event; a finished game's files are written again.
+        False when there is no game."""
+        session = self.session
+        if session is None:
+            return False
+        was_over = session.over
+        self._apply(session.feed(dataclasses.replace(event, t=self._t)), session)
+        if was_over:
+            session.write_outputs()  # a result or tags corrected after the end
+        return True
 
     # ------------------------------------------------------------------ games
 

@@ -19,7 +19,9 @@ import chess
 from board_ctl.core.effects import (
     Alert,
     AlertCleared,
+    Blink,
     Buzzer,
+    Colour,
     Effect,
     GameOver,
     LedFrame,
@@ -27,6 +29,7 @@ from board_ctl.core.effects import (
     Note,
     Penalty,
     Remote,
+    SquareLight,
 )
 from board_ctl.sensorlog import SIDE_NAMES
 
@@ -82,10 +85,38 @@ def moves_text(start_fen: str, sans: Sequence[str], last: int | None = None) -> 
     return " ".join(words)
 
 
+# A square LED drawn as a sign beside the piece, never a letter: in the plain board a
+# colour's initial reads as another piece ("kr"), and without colour (NO_COLOR, a log, a
+# colour-blind player) the sign alone must tell green (put a piece here) from red.
+LED_MARKS = {Colour.GREEN: "+", Colour.RED: "-", Colour.BLUE: "*", Colour.YELLOW: "?",
+             Colour.WHITE: "=", Colour.ORANGE: "!"}
+LED_MEANINGS = {Colour.GREEN: "put a piece here", Colour.RED: "take this piece away",
+                Colour.BLUE: "the touched piece must move", Colour.YELLOW: "which was taken?",
+                Colour.WHITE: "draw", Colour.ORANGE: "suspect sensor"}
+_RESULT_MEANINGS = {Colour.RED: "the king that lost", Colour.WHITE: "a draw"}
+# Against a computer: its move to make (steady) or a hint (blinking), from blue to green.
+_REMOTE_MEANINGS = {
+    Remote.SHOWN: {Colour.BLUE: "the computer's piece to move", Colour.GREEN: "where it goes",
+                   Colour.RED: "take this piece off"},
+    Remote.HINT: {Colour.BLUE: "the hint's piece", Colour.GREEN: "where it goes"}}
+
+
+def led_mark(light: SquareLight | None) -> str:
+    """The sign a square's LED is drawn as (a space when it is dark)."""
+    if light is None:
+        return " "
+    return LED_MARKS.get(light.colour, " ")
+
+
 def describe_leds(frame: LedFrame) -> str:
+    """The lit squares grouped by colour: ``green (slow) a1 b1, red e8; buzzer chirp``."""
+    groups: dict[tuple[Colour, Blink], list[str]] = {}
+    for light in frame.squares:
+        groups.setdefault((light.colour, light.blink), []).append(
+            chess.square_name(light.square))
     lights = ", ".join(
-        chess.square_name(s.square) + " " + s.colour.name.lower()
-        + (f" ({s.blink.name.lower()})" if s.blink else "") for s in frame.squares)
+        colour.name.lower() + (f" ({blink.name.lower()})" if blink else "") + " "
+        + " ".join(squares) for (colour, blink), squares in groups.items())
     buzzer = "" if frame.buzzer == Buzzer.SILENT else f"; buzzer {frame.buzzer.name.lower()}"
     return f"{lights or 'all dark'}{buzzer}{remote_text(frame)}"
 
@@ -104,8 +135,22 @@ def remote_text(frame: LedFrame) -> str:
     return ""
 
 
+def led_legend(frame: LedFrame | None) -> str:
+    """What the signs on the board mean, for the colours lit (empty when all are dark)."""
+    lit = frame.squares if frame else ()
+    over = frame is not None and frame.status.game_over
+    remote = frame.status.remote if frame is not None else Remote.NONE
+    meanings = {**LED_MEANINGS, **_REMOTE_MEANINGS.get(remote, {})}
+    colours = sorted({light.colour for light in lit if light.colour in LED_MARKS})
+    return "  ".join(
+        f"{LED_MARKS[c]} {c.name.lower()}: "
+        + (_RESULT_MEANINGS.get(c, meanings[c]) if over else meanings[c])
+        for c in colours)
+
+
 def board_text(state: ViewState) -> str:
-    """The position, rank 8 on top; LED colours as a letter after the piece."""
+    """The position, rank 8 on top, White's pieces in capitals (as in FEN); each lit
+    square LED as a sign after its square's piece, explained below the board."""
     board = chess.Board(state.fen)
     lights = {s.square: s for s in (state.frame.squares if state.frame else ())}
     rows = []
@@ -114,12 +159,12 @@ def board_text(state: ViewState) -> str:
         for file in range(8):
             square = chess.square(file, rank)
             piece = board.piece_at(square)
-            mark = piece.symbol() if piece else "."
-            light = lights.get(square)
-            mark += light.colour.name[0].lower() if light else " "
-            cells.append(mark)
+            cells.append((piece.symbol() if piece else ".") + led_mark(lights.get(square)))
         rows.append(f"{rank + 1} " + " ".join(cells))
     rows.append("  " + " ".join(f + " " for f in "abcdefgh"))
+    legend = led_legend(state.frame)
+    if legend:
+        rows.append(legend)
     return "\n".join(rows)
 
 

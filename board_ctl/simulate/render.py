@@ -25,10 +25,11 @@ import chess.pgn
 
 TICKS = 10_000  # ticks per second (0.1 ms resolution)
 
-CAPTURE_STYLES = ("victim-first", "attacker-first", "swap-blip", "swap-no-blip")
+CAPTURE_STYLES = ("victim-first", "attacker-first", "swap-blip", "swap-no-blip",
+                  "victim-set-down")
 CASTLING_STYLES = ("one-hand", "both-lifted")
-PROMOTION_STYLES = ("replace-on-square", "direct")
-PROMOTE_TIMINGS = ("before-lift", "in-hand", "after-placement", "after-press")
+PROMOTION_STYLES = ("replace-on-square", "direct", "piece-first")
+PROMOTE_TIMINGS = ("before-lift", "in-hand", "after-placement", "after-press", "after-lift")
 EP_ORDERS = ("move-then-remove", "remove-first", "lift-remove-place")
 SIDE_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 
@@ -43,14 +44,24 @@ class RenderStyle:
     use_clock: bool = True
     bounce: bool = True
     bounce_prob: float = 0.3  # share of lift/place transitions that bounce
+    # Bounce density: when set, EVERY lift and place bounces with this many extra pairs
+    # of toggles (drawn from the range), each toggle `bounce_gap` s after the one before
+    # (real reed switches: 0-10 pairs, 0.3-2 ms apart). None: bounce_prob's 1-2 pairs.
+    bounce_pairs: tuple[int, int] | None = None
+    bounce_gap: tuple[float, float] = (0.0003, 0.002)
     slides: bool = True
     slide_prob: float = 0.5  # share of slidable moves that are slid
-    capture_styles: tuple[float, float, float, float] = (0.35, 0.35, 0.2, 0.1)  # CAPTURE_STYLES
+    # Weights by name; a shorter tuple leaves the styles after it out (weight 0).
+    # "victim-set-down": attacker lifted, the victim lifted and set down for a moment on a
+    # square it could move to, then taken off; the attacker lands on its square.
+    capture_styles: tuple[float, ...] = (0.35, 0.35, 0.2, 0.1)  # CAPTURE_STYLES
     castling_styles: tuple[float, float] = (0.6, 0.4)  # CASTLING_STYLES
-    promotion_styles: tuple[float, float] = (0.5, 0.5)  # PROMOTION_STYLES
+    # "piece-first": the new piece put on the square before the pawn is lifted (FIDE 4.6)
+    promotion_styles: tuple[float, ...] = (0.5, 0.5)  # PROMOTION_STYLES
     # PROMOTE_TIMINGS; "after-press": the selector set 1-250 ms after pressing the clock
-    # (without a clock: after the placement)
-    promote_timings: tuple[float, float, float, float] = (1.0, 1.0, 1.0, 0.0)
+    # (without a clock: after the placement); "after-lift": 10-90 ms after lifting the
+    # pawn, while the lift is still settling
+    promote_timings: tuple[float, ...] = (1.0, 1.0, 1.0, 0.0)
     queen_default_prob: float = 0.4  # queen promotions with no `promote` event at all
     think: tuple[float, float] = (0.3, 8.0)
     long_think_prob: float = 0.05
@@ -114,7 +125,12 @@ Hook = Callable[["Renderer", chess.Move], "str | None"]
 
 
 def _pick(rng: random.Random, names: tuple[str, ...], weights: tuple[float, ...]) -> str:
-    return rng.choices(names, weights=weights)[0]
+    return rng.choices(names, weights=_padded(weights, names))[0]
+
+
+def _padded(weights: tuple[float, ...] | list[float], names: tuple[str, ...]) -> list[float]:
+    """Weights for every name: the ones given, 0 for the names after them."""
+    return list(weights) + [0.0] * (len(names) - len(weights))
 
 
 def rook_squares(move: chess.Move) -> tuple[chess.Square, chess.Square]:
@@ -189,14 +205,22 @@ class Renderer:
         self.lines.append({"t": self.tick / TICKS, "ev": ev, **fields})
 
     def _bounce(self, sq: chess.Square, first: str) -> None:
-        """Extra toggles after a transition: 2 or 4 of them within 2-8 ms."""
-        if not (self.style.bounce and self.rng.random() < self.style.bounce_prob):
+        """Extra toggles after a transition: 2 or 4 of them within 2-8 ms, or with a
+        bounce density, that many pairs `bounce_gap` apart after every transition."""
+        if not self.style.bounce:
+            return
+        other = "place" if first == "lift" else "lift"
+        if self.style.bounce_pairs is not None:
+            for i in range(2 * self.rng.randint(*self.style.bounce_pairs)):
+                self.tick += self.ticks(*self.style.bounce_gap)
+                self.emit(other if i % 2 == 0 else first, sq=chess.square_name(sq))
+            return
+        if not self.rng.random() < self.style.bounce_prob:
             return
         pairs = self.rng.choice((1, 2))
         span = self.rng.randint(20, 80)
         start = self.tick
         offsets = sorted(self.rng.sample(range(2, span + 1), 2 * pairs))
-        other = "place" if first == "lift" else "lift"
         for i, off in enumerate(offsets):
             self.tick = start + off
             self.emit(other if i % 2 == 0 else first, sq=chess.square_name(sq))
@@ -323,10 +347,23 @@ class Renderer:
         }
         return captures == {move.to_square}
 
+    def _set_down_squares(self, move: chess.Move) -> list[chess.Square]:
+        """Empty squares the victim could move to (its own side to move): where a player
+        clearing it may set it down for a moment."""
+        board = self.board.copy(stack=False)
+        board.turn = not board.turn
+        board.ep_square = None
+        return sorted({m.to_square for m in board.pseudo_legal_moves
+                       if m.from_square == move.to_square and not board.piece_at(m.to_square)
+                       and m.to_square != move.from_square})
+
     def _capture(self, move: chess.Move) -> str:
-        weights = list(self.style.capture_styles)
+        weights = _padded(self.style.capture_styles, CAPTURE_STYLES)
         if not self._unique_capture(move):
             weights[3] = 0.0
+        set_down = self._set_down_squares(move)
+        if not set_down:
+            weights[4] = 0.0
         if not any(weights):
             weights[2] = 1.0
         style = _pick(self.rng, CAPTURE_STYLES, tuple(weights))
@@ -349,10 +386,21 @@ class Renderer:
             self.lift(v, bounce=False)
             self.pause(0.005, 0.060)
             self.place(v)
-        else:  # swap-no-blip: the victim is pushed off, the target never looks empty
+        elif style == "swap-no-blip":  # the victim is pushed off, the target never empties
             self.lift(a)
             self.carry(a, v)
             self.pause(0.05, 0.3)
+        else:  # victim-set-down: cleared with a stop on another square on its way off
+            self.lift(a)
+            self.pause(0.2, 0.6)
+            self.lift(v)
+            self.pause(0.1, 0.3)
+            spot = self.rng.choice(set_down)
+            self.place(spot)
+            self.pause(0.2, 0.8)
+            self.lift(spot)
+            self.pause(0.2, 0.6)
+            self.place(v)
         return f"capture:{style}"
 
     def _castle(self, move: chess.Move) -> str:
@@ -405,14 +453,14 @@ class Renderer:
         """When to set the selector; None for a default queen (no event)."""
         if piece == chess.QUEEN and self.rng.random() < self.style.queen_default_prob:
             return None
-        weights = list(self.style.promote_timings)
+        weights = _padded(self.style.promote_timings, PROMOTE_TIMINGS)
         # Without a clock, a selector set before lifting would directly follow the
         # opponent's own promotion and could be read as his choice: avoid it there.
         if not self.style.use_clock and self.prev_was_promotion:
             weights[0] = 0.0
         if not any(weights):
             weights[1] = 1.0
-        timing = _pick(self.rng, PROMOTE_TIMINGS, tuple(weights))
+        timing = _pick(self.rng, PROMOTE_TIMINGS, tuple(_padded(weights, PROMOTE_TIMINGS)))
         if timing == "after-press" and not self.style.use_clock:
             return "after-placement"
         return timing
@@ -431,7 +479,27 @@ class Renderer:
         if victim_first:
             self.lift(to)
             self.pause(0.3, 1.5)
+        if style == "piece-first" and (victim_first or not capture):
+            # The new piece goes on the square first; the pawn is removed after (4.6).
+            self._final_promotion_place(to, piece, timing)
+            self.pause(0.3, 1.2)
+            self.lift(a)
+            if timing == "after-lift":
+                self.pause(0.010, 0.090)
+                self.promote(piece)
+            elif timing == "after-placement":
+                self.pause(0.1, 0.6)
+                self.promote(piece)
+            elif timing == "after-press":
+                self.selector_after_press = piece
+            self.notes.append(f"promote:{chess.piece_symbol(piece)}:{timing or 'default-queen'}")
+            return f"promotion:{style}"
+        if style == "piece-first":
+            style = "direct"  # (a capture's victim still stands on the square)
         self.lift(a)
+        if timing == "after-lift":
+            self.pause(0.010, 0.090)
+            self.promote(piece)
         if style == "replace-on-square":
             self.carry(a, to)
             if capture and not victim_first:

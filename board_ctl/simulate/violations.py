@@ -42,10 +42,12 @@ VIOLATION_CODES = (
     "move-changed",
     "position-mismatch",
     "clock-no-move",
+    "knocked-during-move",
 )
-ALERT_CODES = {code: code for code in VIOLATION_CODES} | {"touch-move-enemy": "touch-move"}
+ALERT_CODES = {code: code for code in VIOLATION_CODES} | {
+    "touch-move-enemy": "touch-move", "knocked-during-move": "position-mismatch"}
 # Without a clock, a knocked piece of the side that just moved is its owner moving on.
-NEEDS_CLOCK = {"illegal-move", "clock-no-move", "position-mismatch"}
+NEEDS_CLOCK = {"illegal-move", "clock-no-move", "position-mismatch", "knocked-during-move"}
 
 
 class NoEligiblePly(ValueError):
@@ -226,6 +228,35 @@ def _press_without_move(_: None) -> Hook:
     return hook
 
 
+# -- knocked-during-move ------------------------------------------------------------------
+
+
+def _knocked_in_move_options(board: chess.Board, move: chess.Move, ply: int
+                             ) -> list[chess.Square]:
+    """Pieces beside the moving piece's path (its origin's or target's neighbours), other
+    than the move's own and the kings, for a plain move."""
+    if not _is_plain(board, move):
+        return []
+    near = chess.BB_KING_ATTACKS[move.from_square] | chess.BB_KING_ATTACKS[move.to_square]
+    return sorted(sq for sq in chess.SquareSet(board.occupied & near)
+                  if sq not in _involved(board, move) and board.piece_type_at(sq) != chess.KING)
+
+
+def _knocked_in_move(sq: chess.Square) -> Hook:
+    def hook(r: Renderer, move: chess.Move) -> str | None:
+        r.lift(move.from_square)
+        r.pause(0.1, 0.4)
+        r.lift(sq)  # the hand knocks it off its square
+        r.pause(0.1, 0.5)
+        r.place(move.to_square)  # the move itself, released (4.7)
+        r.pause(2.5, 4.0)
+        r.place(sq)  # put back
+        r.pause(0.3, 1.0)
+        return "knocked-during-move"
+
+    return hook
+
+
 PLANS: dict[str, tuple[Options, Stager]] = {
     "touch-move": (_touch_own_options, _touch_back),
     "touch-move-enemy": (_touch_enemy_options, _touch_back),
@@ -233,6 +264,7 @@ PLANS: dict[str, tuple[Options, Stager]] = {
     "move-changed": (_changed_options, _released_elsewhere),
     "position-mismatch": (_knock_options, _knocked_over),
     "clock-no-move": (_clock_options, _press_without_move),
+    "knocked-during-move": (_knocked_in_move_options, _knocked_in_move),
 }
 
 

@@ -151,6 +151,7 @@ class Board:
     games: dict[str, Game] = field(default_factory=dict)
     current: str | None = None
     pgn: str | None = None           # the retained PGN of the board's current game
+    setting_up_ms: int | None = None  # the board's time since when it waits for a new game
 
     @property
     def game(self) -> Game | None:
@@ -236,6 +237,14 @@ class Hall:
     def _on_state(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)
         time_ms = require_int(data, "time")
+        if data.get("game") is None:  # no game: the board waits for the next start position
+            current = board.game
+            if current is not None and time_ms < current.last_time_ms:
+                return None  # older than what the current game published: stale
+            if board.setting_up_ms is None or time_ms > board.setting_up_ms:
+                board.setting_up_ms = time_ms
+                return Change(board.board, "state")
+            return None
         fen = require_str(data, "fen")
         try:
             chess.Board(fen)
@@ -249,6 +258,8 @@ class Hall:
         game = self._game(board, data, now)
         if game.state_time_ms is not None and time_ms < game.state_time_ms:
             return None  # an older state delivered late: the newer one stands
+        if board.setting_up_ms is not None and time_ms >= board.setting_up_ms:
+            board.setting_up_ms = None  # a game is on the board again
         game.state_time_ms = time_ms
         game.fen, game.ply, game.clock, game.result = fen, ply, clock, result
         game.start_fen = optional_str(data, "start_fen") or game.start_fen

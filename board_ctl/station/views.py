@@ -68,7 +68,7 @@ def _last_move(game: Game) -> dict[str, Any] | None:
 def card(board: Board, arbiter: bool, size: int = 220) -> dict[str, Any]:
     game = board.game
     view: dict[str, Any] = {"id": board.board, "status": board.status or "unknown",
-                            "game": None}
+                            "game": None, "setting_up": board.setting_up_ms is not None}
     if game is None:
         view["svg"] = diagram(chess.STARTING_FEN, None, (), size)
         return view

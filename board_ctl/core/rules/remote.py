@@ -169,9 +169,11 @@ class RemoteState:
             return move_lights(board, self.hint, Blink.SLOW)
         return ()
 
-    def signature(self) -> object:
+    def signature(self, board: chess.Board, occupied: chess.Bitboard) -> object:
+        """What the LEDs show of it changes with this (the board too, while it lags)."""
         execution = self.execution
-        return (id(execution) if execution is not None else None, self.hint)
+        return (id(execution) if execution is not None else None, self.hint,
+                occupied if self.busy(board) else None)
 
 
 def plies_to_take_back(board: chess.Board, person: chess.Color) -> int:

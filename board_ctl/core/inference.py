@@ -1,0 +1,600 @@
+"""How a move is recognised: the settled occupancy and the turn's raw events in, readings
+out. Pure functions over a `Turn` (they keep the turn's record of the moves the board has
+shown), testable without a referee.
+
+`explain` reads the board as one of:
+
+- the position itself (nothing moved, or a piece was put back);
+- the position after one legal move of the side to move (a move waiting to be completed);
+- a legal move on its way (any subset of its lifts and placements);
+- a legal move followed by the opponent's reply, complete or on its way: the first move
+  is then complete (FIDE 6.2.1: the opponent has started), which is how play without a
+  clock advances (`Answer`);
+- none of these (the referee decides: pieces in hand, an attempt that may be illegal, or
+  after 1.5 s a position mismatch).
+
+Captures leave only their origin changed, so the square taken is read from the raw
+events (`capture_evidence`, `choose`): where the capturing piece was seen coming down, or
+the victim taken first. When nothing tells captures apart, `choose` says so (None).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Final, NamedTuple
+
+import chess
+
+from board_ctl.core.position import Position
+from board_ctl.core.shapes import Shape, shape_of
+from board_ctl.core.squares import squares, subsets
+from board_ctl.core.timebase import FOREVER, NEVER, us
+from board_ctl.core.turn import Match, Turn
+
+RELEASED_AFTER = 1.0  # s a legal placement must stand to count as released (FIDE 4.7)
+RELEASED_AFTER_US = us(RELEASED_AFTER)
+
+
+class Illegal:
+    """What the history says of a capture whose piece came down elsewhere."""
+
+    def __repr__(self) -> str:
+        return "ILLEGAL"
+
+
+ILLEGAL: Final = Illegal()
+
+
+class Context(NamedTuple):
+    """What inference needs besides the turn: the board now, and the moment."""
+
+    t: int
+    occupied: chess.Bitboard  # the settled readings (faulty sensors read as the game needs)
+    settle: int  # the debounce time
+    clock_in_use: bool  # presses, not the opponent, complete moves
+    pressing: bool  # a press is completing the move
+    leaving: chess.Bitboard = 0  # squares going empty, still settling
+    changing: chess.Square | None = None  # the square whose change is being settled
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The opponent has begun his reply to one of `match`'s moves (`fitting`) at `cutoff`:
+    the move is complete; what happened from `cutoff` on is his."""
+
+    match: Match
+    fitting: list[Shape]
+    cutoff: int
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    explained: bool  # the board is accounted for
+    agrees: bool = False  # it shows the position, or a move made from it
+    answer: Answer | None = None  # a move to complete, the reply having begun
+    then_explained: bool = False  # (after completing it, the board counts as explained)
+
+
+EXPLAINED: Final = Reading(True)
+AGREES: Final = Reading(True, agrees=True)
+UNEXPLAINED: Final = Reading(False)
+
+
+# ---------------------------------------------------------------------- capture evidence
+
+
+def distinct(shapes: list[Shape]) -> list[Shape]:
+    """One shape per destination (promotion pieces folded)."""
+    seen: dict[chess.Square, Shape] = {}
+    for shape in shapes:
+        seen.setdefault(shape.move.to_square, shape)
+    return list(seen.values())
+
+
+def capture_evidence(turn: Turn, origin: chess.Square, before: int = FOREVER
+                     ) -> tuple[list[chess.Square], list[chess.Square]]:
+    """Where a piece lifted from `origin` was seen to capture, likeliest first.
+
+    Landings: enemy squares whose events after the lift end with a placement (even a
+    2 ms blip of a fast swap), earliest first: once the piece is down, later events
+    are someone else's. Victims taken first: enemy squares emptied before the lift
+    and not put back, latest first. A touched enemy piece put back is neither.
+    """
+    events = turn.events_on
+    board = turn.board
+    lifted = max((w for w, placed in events.get(origin, []) if w < before and not placed),
+                 default=NEVER)
+    landed: list[tuple[int, chess.Square]] = []
+    taken: list[tuple[int, chess.Square]] = []
+    for square in chess.scan_forward(board.occupied_co[not board.turn]):
+        seen = [e for e in events.get(square, ()) if e[0] < before]
+        if not seen:
+            continue
+        after = [e for e in seen if e[0] >= lifted]
+        if after and after[-1][1]:
+            landed.append((after[0][0], square))
+        elif not after and not seen[-1][1]:
+            taken.append((-seen[-1][0], square))
+    return [sq for _, sq in sorted(landed)], [sq for _, sq in sorted(taken)]
+
+
+def choose(turn: Turn, shapes: list[Shape], before: int = FOREVER,
+           pressing: bool = False) -> Shape | None | Illegal:
+    """The move among shapes of one occupancy, from the event history; None when
+    nothing tells captures apart, ILLEGAL when the history shows a capture elsewhere
+    (only at a press: without one, a piece set down elsewhere may be the opponent's touch)."""
+    candidates = distinct(shapes)
+    if candidates[0].captured is None or candidates[0].filled:
+        return candidates[0] if len(candidates) == 1 else None
+    landed, taken = capture_evidence(turn, candidates[0].move.from_square, before)
+    for square in landed + taken:
+        for shape in candidates:
+            if shape.captured == square:
+                return shape
+        if pressing:
+            return ILLEGAL
+    return candidates[0] if len(candidates) == 1 else None
+
+
+def landings(turn: Turn, match: Match) -> list[Shape]:
+    """The match's captures whose piece was seen coming down on the victim's square (by
+    the time the board moved on from the capture: later events there are someone else's)."""
+    before = match.left_at if match.left_at is not None else FOREVER
+    landed, _ = capture_evidence(turn, match.shapes[0].move.from_square, before)
+    return [shape for shape in match.shapes if shape.captured in landed[:1]]
+
+
+def placed(turn: Turn, match: Match) -> bool:
+    """A piece was seen arriving: placed on an empty square, or landing on its victim."""
+    return match.placed or bool(landings(turn, match))
+
+
+def landings_of(turn: Turn, origins: chess.Bitboard) -> tuple[chess.Square, ...]:
+    """Squares the lifted pieces were seen coming down on, unseen in the occupancy."""
+    found: list[chess.Square] = []
+    for origin in chess.scan_forward(origins):
+        landed, taken = capture_evidence(turn, origin)
+        found += landed[:1] or taken[:1]
+    return tuple(found)
+
+
+def with_promotion(turn: Turn, chosen: Shape, shapes: list[Shape]) -> Shape:
+    """The promotion the selector chose (a queen by default) among the shapes."""
+    if not chosen.move.promotion:
+        return chosen
+    piece = turn.selected() or chess.QUEEN
+    for shape in shapes:
+        if shape.move.to_square == chosen.move.to_square and shape.move.promotion == piece:
+            return shape
+    return chosen
+
+
+# ---------------------------------------------------------------------- the raw events
+
+
+def burst_start(turn: Turn, square: chess.Square | None, t: int, settle: int) -> int:
+    """When the change of `square` settling at `t` began: its first raw toggle, bounce
+    included (`t` itself when no change is being settled)."""
+    if square is None:
+        return t
+    times = [w for w, _ in turn.events_on.get(square, ()) if w <= t]
+    start = t
+    for when in reversed(times):
+        if start - when > settle:
+            break
+        start = when
+    return start
+
+
+# ---------------------------------------------------------------------- the opponent's reply
+
+
+def lines(turn: Turn) -> list[Match]:
+    """The mover's moves the opponent may be answering, the likeliest first.
+
+    A placement seen on the board outweighs a capture's bare lift: when the piece
+    just placed is lifted again, that is more likely the opponent taking it than
+    the mover capturing with it unseen.
+    """
+    if turn.ambiguous is not None:
+        return [turn.ambiguous]
+    seen = turn.seen[::-1]
+    shown = [m for m in seen if placed(turn, m)]
+    # A placement that stood (released) outweighs one that flashed by in a slide.
+    released = [m for m in shown if m in turn.released or m is turn.match]
+    return released + [m for m in shown if m not in released] + [
+        m for m in seen if m not in shown]
+
+
+def answers(turn: Turn, line: Shape, occupied: chess.Bitboard) -> bool:
+    """Whether the board shows the opponent's reply to `line`, made or under way."""
+    reply = turn.replies_to(line)
+    if reply.full(occupied) or reply.partial(occupied):
+        return True
+    # The opponent holding pieces of his own, even ones that cannot move.
+    emptied = reply.occupied & ~occupied
+    own = reply.board.occupied_co[reply.board.turn]
+    return bool(emptied) and not occupied & ~reply.occupied and not emptied & ~own
+
+
+REPLY, HAND, NOT_YET = "reply", "hand", "not yet"
+
+
+def reply_put_down(turn: Turn, match: Match, line: Shape, since: int,
+                   occupied: chess.Bitboard, press_to_come: bool) -> str:
+    """Whether the opponent's reply to `line`, a capture whose piece nobody saw land, is
+    seen putting a piece down (REPLY), in a way the mover's own hand explains (HAND), or
+    not yet (NOT_YET).
+
+    The capturing piece is still in the mover's hand, as far as the board knows: a lift
+    of a piece it could be taking is the mover clearing his victim (perhaps set down for a
+    moment elsewhere), no evidence of the reply. With a clock (`press_to_come`: its press
+    will say when the move is made), a piece put down on a square the piece in hand could
+    have gone to is more likely it than the opponent's, no evidence either. (Without a
+    clock the reply is what completes a capture pushed off unseen: then it counts.)
+    """
+    position = turn.position
+    after = line.after(position.occupied)
+    put = occupied & ~after
+    if match is not turn.ambiguous:  # (a completed capture: the mover's hand has left)
+        lifted = after & ~occupied  # pieces gone from the position after `line`
+        victims = 0
+        for shape in match.shapes:
+            if shape.captured is not None:
+                victims |= chess.BB_SQUARES[shape.captured]
+        if lifted and not lifted & ~victims:
+            return HAND  # only the mover's possible victims were lifted
+        landing = 0  # where the piece in hand could have been put down
+        if press_to_come:
+            for shape in position.moves_from(chess.BB_SQUARES[line.move.from_square]):
+                landing |= shape.filled
+        if put and not put & ~landing:
+            return HAND  # only where the mover's piece could have landed
+    if put:
+        return REPLY
+    events = turn.events_on
+    if any(reply.captured is not None and events.get(reply.captured, [(NEVER, False)])
+           [-1][0] >= since for reply in turn.replies_to(line).full(occupied)):
+        return REPLY
+    return NOT_YET
+
+
+def reply_complete(turn: Turn, occupied: chess.Bitboard) -> bool:
+    """Whether the opponent's reply is complete, not just the mover's move under way.
+
+    A capture in progress (attacker and victim lifted) looks exactly like a capture
+    followed by a capture in reply; only a reply whose own square saw events since
+    the board left the move is believed.
+    """
+    events = turn.events_on
+    for match in lines(turn):
+        since = match.left_at or 0
+        for line in distinct(match.shapes):
+            for reply in turn.replies_to(line).full(occupied):
+                seen = events.get(reply.captured, []) if reply.captured is not None else []
+                if reply.filled or (seen and seen[-1][0] >= since):
+                    return True
+    return False
+
+
+def arrived_and_answered(turn: Turn, occupied: chess.Bitboard) -> bool:
+    """A move whose piece arrived and still stands there is done; the opponent answers it.
+
+    Once the piece is seen arriving (placed, or landing on its victim), the mover
+    could only go on by lifting it again; a change elsewhere is the opponent's.
+    """
+    for match in turn.seen:
+        if match.promoting:
+            continue  # a pawn on the last rank waits to be replaced (4.6)
+        for shape in match.shapes if match.placed else landings(turn, match):
+            arrived = shape.filled | chess.BB_SQUARES[shape.move.to_square]
+            if not arrived & ~occupied and answers(turn, shape, occupied):
+                return True
+    return False
+
+
+def answer(turn: Turn, ctx: Context) -> Answer | bool:
+    """If the board shows the opponent answering a move, that move is complete: the
+    Answer to commit. True when the board is accounted for otherwise (the reply may be
+    answering a capture nobody saw land, or the capture's square is still undecided:
+    `turn.ambiguous`); False when no reply is seen."""
+    waiting = False
+    for match in lines(turn):
+        fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied)]
+        if fitting and not placed(turn, match) and not ctx.pressing:
+            # A piece in hand that no one saw land may still be on its way. With a clock,
+            # its press says when it landed; failing that, a reply that puts a piece down
+            # the mover's hand does not explain. Without one, any reply his hand does not
+            # explain (it may be a capture pushed off unseen in turn: nothing put down).
+            since = match.left_at if match.left_at is not None else ctx.t
+            verdicts = [reply_put_down(turn, match, s, since, ctx.occupied, ctx.clock_in_use)
+                        for s in fitting]
+            if ctx.clock_in_use:
+                fitting = [s for s, verdict in zip(fitting, verdicts) if verdict == REPLY]
+                waiting = waiting or NOT_YET in verdicts
+            else:
+                fitting = [s for s, verdict in zip(fitting, verdicts) if verdict != HAND]
+        if fitting:
+            break
+    else:
+        turn.waiting_reply = waiting
+        return waiting
+    # What happened since the board left the move is the opponent's, not the mover's.
+    cutoff = match.left_at if match.left_at is not None else ctx.t
+    chosen = choose(turn, fitting, before=cutoff, pressing=ctx.pressing)
+    if chosen is ILLEGAL:
+        return False
+    if chosen is None:  # still undecided; the reply will tell
+        turn.ambiguous = Match(distinct(fitting), match.since, cutoff)
+        return True
+    return Answer(match, fitting, cutoff)
+
+
+# ---------------------------------------------------------------------- explaining the board
+
+
+def leave_match(turn: Turn, ctx: Context) -> None:
+    """The board no longer shows the move it showed: note when it left, and whether the
+    piece had stood long enough to count as released (FIDE 4.7)."""
+    match = turn.match
+    if match is None:
+        return
+    if match not in turn.released:  # one released keeps the time it was first left
+        match.left_at = burst_start(turn, ctx.changing, ctx.t, ctx.settle)
+        if ctx.t - match.since >= RELEASED_AFTER_US and placed(turn, match):
+            turn.released.append(match)  # a piece in hand is not released
+    turn.match = None
+
+
+def explain(turn: Turn, ctx: Context) -> Reading:
+    """What the board shows now (see the module's docstring); keeps the turn's record of
+    the moves shown (`match`, `seen`, `released`) up to date."""
+    occupied, position = ctx.occupied, turn.position
+    if turn.ambiguous is not None:
+        captured = turn.ambiguous.shapes[0].after(position.occupied)
+        # A candidate square alone lifted may be the capturing piece being shown to
+        # the board (lifted to be put back), or the opponent starting: wait and see.
+        showing = any(occupied == captured & ~chess.BB_SQUARES[s.move.to_square]
+                      for s in turn.ambiguous.shapes)
+        if occupied == captured or showing:
+            return EXPLAINED
+        found = answer(turn, ctx)
+        if isinstance(found, Answer):
+            return Reading(True, answer=found, then_explained=True)
+        return EXPLAINED if found else UNEXPLAINED
+    # An opponent's piece already leaving: what just landed may be his, a slid piece
+    # closing the next square's switch before its own opens.
+    answering = bool(ctx.leaving & position.board.occupied_co[not position.board.turn]
+                     and any(placed(turn, m) for m in turn.seen))
+    if occupied == position.occupied:
+        leave_match(turn, ctx)
+        begun = promotion_placed_first(turn, ctx)
+        if begun is not None:
+            return Reading(True, answer=begun)
+        if not answering:
+            turn.seen.clear()
+        return AGREES
+    full = position.full(occupied)
+    if full:
+        key = (full[0].vacated, full[0].filled)
+        if answering and (turn.match is None or turn.match.key != key):
+            leave_match(turn, ctx)  # the moves seen stand; the lift settles it
+            return AGREES
+        if turn.match is None or turn.match.key != key:
+            leave_match(turn, ctx)
+            again = next((m for m in turn.seen if m.key == key), None)
+            turn.seen = [m for m in turn.seen if m.key != key]
+            if again is not None and again in turn.released and not full[0].move.promotion:
+                # Back where it was released: the move stood all along, and what
+                # happened in between was the opponent's (a touch of that piece).
+                turn.match = again
+            else:
+                turn.match = Match(full, ctx.t)
+            turn.seen.append(turn.match)
+        return AGREES
+    leave_match(turn, ctx)
+    if (position.partial(occupied) and not reply_complete(turn, occupied)
+            and not arrived_and_answered(turn, occupied)):
+        return EXPLAINED  # the mover's move under way
+    if turn.seen:
+        found = answer(turn, ctx)
+        if isinstance(found, Answer):
+            return Reading(True, answer=found)
+        if found:
+            return EXPLAINED
+    return UNEXPLAINED
+
+
+def promotion_placed_first(turn: Turn, ctx: Context) -> Answer | None:
+    """The board shows the position again after a capture, because the opponent put his
+    promotion piece on the square the capturing piece left, before lifting his pawn
+    (FIDE 4.6 allows either order): the capture stands, and his reply has begun. (Taking
+    the capture back would have lifted the piece from where it landed.)"""
+    for match in turn.seen:
+        origin = match.shapes[0].move.from_square
+        if match.placed or match.left_at is None:
+            continue
+        for shape in landings(turn, match):
+            after_landing = [e for e in turn.events_on.get(shape.move.to_square, ())
+                             if e[0] > match.since]
+            if any(not placed_ for _, placed_ in after_landing):
+                continue  # the capturing piece was lifted again: taken back, perhaps
+            reply = turn.replies_to(shape)
+            if any(m.promotion and m.to_square == origin for m in reply.board.generate_legal_moves(
+                    to_mask=chess.BB_SQUARES[origin])):
+                return Answer(match, [shape], match.left_at)
+    return None
+
+
+def arrived_with_others(turn: Turn, occupied: chess.Bitboard) -> Shape | None:
+    """A legal move whose piece has arrived (placed on its target, or seen landing on its
+    victim) while other squares differ from the position after it: once the move is made,
+    those are displaced pieces (FIDE 7.4), whichever side they belong to."""
+    position = turn.position
+    emptied = position.occupied & ~occupied
+    filled = occupied & ~position.occupied
+    for shape in position.moves_from(emptied & position.board.occupied_co[position.board.turn]):
+        if shape.vacated & ~emptied or shape.filled & ~filled:
+            continue
+        if not shape.filled:  # a capture: arrived only if seen landing on its victim
+            landed, _ = capture_evidence(turn, shape.move.from_square)
+            if shape.captured not in landed[:1]:
+                continue
+        if occupied ^ shape.after(position.occupied):
+            return shape
+    return None
+
+
+def in_hand(position: Position, occupied: chess.Bitboard) -> bool:
+    """One hand, one move: the mover's pieces in hand (at most two, castling) and at most
+    one victim lifted, put down or not. A move attempt, perhaps illegal, judged at the
+    clock press and not hinted at before it (FIDE 12.6)."""
+    emptied = position.occupied & ~occupied
+    filled = occupied & ~position.occupied
+    own = position.board.occupied_co[position.board.turn]
+    lifted = emptied & own
+    return (bool(lifted) and lifted.bit_count() <= 2 and (emptied & ~own).bit_count() <= 1
+            and filled.bit_count() <= lifted.bit_count())
+
+
+def reference_occupancy(turn: Turn) -> chess.Bitboard:
+    """The occupancy the board should show: the move made (its piece arrived while other
+    squares differ), the likeliest move seen, or the position."""
+    base = turn.position.occupied
+    if turn.made is not None:
+        return turn.made.after(base)
+    shown = lines(turn)
+    return shown[0].shapes[0].after(base) if shown else base
+
+
+# ---------------------------------------------------------------------- at a press
+
+
+def landed_then_taken(turn: Turn, occupied: chess.Bitboard, pressed: int
+                      ) -> tuple[list[Shape], int] | None:
+    """The move made if a piece that landed before the press, and was lifted just after
+    it (too soon to settle), did land: the opponent taking it at once; and when he
+    lifted it. (Not a slide's blip: then the piece lands further on, and the move is
+    matched there.)"""
+    position = turn.position
+    for square, seen in turn.events_on.items():
+        bit = chess.BB_SQUARES[square]
+        if occupied & bit:
+            continue
+        lifts = [when for when, placed_ in seen if not placed_ and when > pressed]
+        if lifts and any(placed_ and when <= pressed for when, placed_ in seen):
+            full = position.full(occupied | bit)
+            if full:
+                return full, lifts[0]
+    return None
+
+
+def one_flip(turn: Turn, occupied: chess.Bitboard) -> tuple[chess.Square, list[Shape]] | None:
+    """A sensor that did not change though the move needs it to: the only one that,
+    read the other way, makes the board a legal move (another square saw the move)."""
+    position = turn.position
+    base = position.occupied
+    emptied, filled = base & ~occupied, occupied & ~base
+    if not any(turn.events_on.get(sq) for sq in squares(emptied | filled)):
+        return None
+    if any(base & ~(base ^ occupied) & chess.BB_SQUARES[sq]
+           for sq, seen in turn.events_on.items() if seen):
+        return None  # a piece lifted and put back (a capture tried there?): not a sensor
+    own = position.board.occupied_co[position.board.turn]
+    found: dict[chess.Square, list[Shape]] = {}
+    for shape in itertools.chain(position.moves_from(emptied & own), position.moves_to(filled)):
+        for square in squares(shape.vacated | shape.filled):
+            if turn.events_on.get(square):
+                continue
+            flipped = occupied ^ chess.BB_SQUARES[square]
+            if (shape.vacated, shape.filled) == (base & ~flipped, flipped & ~base):
+                found.setdefault(square, []).append(shape)
+    return next(iter(found.items())) if len(found) == 1 else None
+
+
+def read_faulty(turn: Turn, sensed: chess.Bitboard, faulty: chess.Bitboard,
+                deciding: bool = False) -> chess.Bitboard:
+    """The sensed occupancy, each faulty sensor read the way that explains the board best.
+
+    A piece missing from its square is in hand until the clock is pressed; only then
+    may it have gone to the faulty square (`deciding`).
+    """
+    if not faulty:
+        return sensed
+    position = turn.position
+    good = sensed & ~faulty
+    as_before = good | (position.occupied & faulty)
+    # Every way the faulty sensors could read, or, past a few of them (a dead matrix
+    # line), each one flipped on its own.
+    if faulty.bit_count() <= 4:
+        others = [good | subset for subset in subsets(faulty)]
+    else:
+        others = [as_before ^ chess.BB_SQUARES[sq] for sq in squares(faulty)]
+
+    def plausible(reading: chess.Bitboard) -> float:
+        full = position.full(reading)
+        if full and not full[0].filled and landings(turn, Match(full, 0)):
+            return 5  # a capture seen landing: the capturing piece left the bad square
+        if reading == position.occupied:
+            return 4
+        if full and full[0].filled:
+            if not full[0].filled & faulty or deciding:
+                return 3
+            return 1.5  # arrived on the bad square, or still in hand: wait for the press
+        if position.partial(reading):
+            return 2
+        return 1 if full else 0  # a capture nobody saw land: least likely
+
+    return max([as_before] + others, key=plausible)  # the first of the best: as before
+
+
+def faulty_may_hide_a_move(position: Position, faulty: chess.Bitboard) -> bool:
+    """Whether some legal move of the mover uses one of these (faulty) squares."""
+    if not faulty:
+        return False
+    for move in position.board.legal_moves:
+        shape = position.shape(move)
+        victim = chess.BB_SQUARES[shape.captured] if shape.captured is not None else 0
+        if (shape.vacated | shape.filled | victim | chess.BB_SQUARES[move.to_square]) & faulty:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------- after an outage
+
+
+def moves_unseen(turn: Turn, occupied: chess.Bitboard) -> list[Shape] | None:
+    """Moves made while the link was down: the one legal move (or pair of moves, one
+    each) after which the board is the position, a move on its way or the next player's
+    pieces in hand; None when nothing fits, or several do."""
+    board = turn.board
+    fits: dict[tuple[tuple[chess.Square, chess.Square], ...], list[Shape]] = {}
+    for move in board.legal_moves:
+        shape = shape_of(board, move)
+        after = turn.replies_to(shape)
+        if (occupied == after.occupied or after.full(occupied)
+                or after.partial(occupied) or answers(turn, shape, occupied)):
+            fits.setdefault(((move.from_square, move.to_square),), [shape])
+    if not fits:  # both sides moved: look one move further (and the next one begun)
+        for move in board.legal_moves:
+            shape = shape_of(board, move)
+            replies = turn.replies_to(shape)
+            for reply in replies.board.legal_moves:
+                reply_shape = shape_of(replies.board, reply)
+                left = reply_shape.after(replies.occupied) ^ occupied
+                # (one move begun changes at most four squares: castling)
+                if left and (left.bit_count() > 4
+                             or not _begun_after(replies, reply, occupied)):
+                    continue
+                key = ((move.from_square, move.to_square), (reply.from_square, reply.to_square))
+                fits.setdefault(key, [shape, reply_shape])
+    return next(iter(fits.values())) if len(fits) == 1 else None
+
+
+def _begun_after(replies: Position, reply: chess.Move, occupied: chess.Bitboard) -> bool:
+    """Whether the board shows a move begun (or made) in the position after `reply`."""
+    board = replies.board.copy(stack=False)
+    board.push(reply)
+    third = Position(board)
+    return bool(third.full(occupied) or third.partial(occupied))

@@ -1,0 +1,83 @@
+"""The referee's output: the open alerts, the effects of the event being handled, and the
+LED frame that goes with them (sent only when what the LEDs show has changed)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+
+import chess
+
+from board_ctl.core.effects import Alert, AlertCleared, Effect, GameOver, LedFrame, Note
+from board_ctl.core.leds import LedView, led_frame
+from board_ctl.core.rules import Finding
+from board_ctl.core.timebase import seconds
+
+_RESTORING = ("illegal-move", "position-mismatch")  # the LEDs then show the board itself
+
+
+class Outbox:
+    def __init__(self) -> None:
+        self.alerts: dict[str, Alert] = {}  # open alerts by code
+        self.effects: list[Effect] = []
+        self.dirty = True  # something the LEDs show may have changed
+        self._signature: Hashable = None
+        self._last_frame: LedFrame | None = None
+        self._framed = 0  # effects already shown by a frame
+
+    def raise_(self, t: int, finding: Finding) -> None:
+        alert = Alert(seconds(t), finding.code, finding.side, finding.squares, finding.text)
+        self.alerts[finding.code] = alert
+        self.effects.append(alert)
+
+    def clear(self, t: int, code: str) -> None:
+        if self.alerts.pop(code, None) is not None:
+            self.effects.append(AlertCleared(seconds(t), code))
+
+    def clear_all(self, t: int) -> None:
+        for code in list(self.alerts):
+            self.clear(t, code)
+
+    def note(self, t: int, text: str) -> None:
+        self.effects.append(Note(seconds(t), text))
+
+    def add(self, effect: Effect) -> None:
+        self.effects.append(effect)
+
+    @property
+    def unframed(self) -> bool:
+        """Whether anything happened that the last frame does not show."""
+        return self.dirty or len(self.effects) != self._framed
+
+    def frame(self, t: int, state: Hashable, boards: tuple[chess.Bitboard, chess.Bitboard],
+              view: Callable[[], LedView]) -> None:
+        """A LED frame at `t` when what the LEDs show has changed since the last one; its
+        buzzer sounds for the alerts and results since then.
+
+        The frame is a pure function of the game `state` (moves, result, candidates...),
+        the open alerts, the sound of the new effects and, while the players must restore
+        the position, the `boards` (what the sensors show, what the game needs): the work
+        is skipped while that signature is unchanged."""
+        if not self.unframed:
+            return
+        self.dirty = False
+        new = self.effects[self._framed:]
+        self._framed = len(self.effects)
+        sound = any(isinstance(e, (Alert, GameOver)) for e in new)
+        restoring = any(code in self.alerts for code in _RESTORING)
+        signature = (state, tuple((a.code, a.squares) for a in self.alerts.values()),
+                     boards if restoring else None, sound)
+        if signature != self._signature:
+            self._signature = signature
+            frame = led_frame(seconds(t), view(), new)
+            last = self._last_frame
+            if last is None or (frame.squares, frame.status, frame.guidance, frame.buzzer) != (
+                    last.squares, last.status, last.guidance, last.buzzer):
+                self.effects.append(frame)
+                self._framed = len(self.effects)
+                self._last_frame = frame
+
+    def drain(self) -> list[Effect]:
+        """The effects since the last drain, frames included."""
+        out, self.effects = self.effects, []
+        self._framed = 0
+        return out

@@ -1,0 +1,72 @@
+"""Which sensors are failing, judged on what the debounced sensor does, never on how
+often its contacts bounce.
+
+A reed switch bounces several times on every change (0-10 extra pairs of toggles, a
+fraction of a millisecond to a few ms apart); that is what debounce is for, and however
+many toggles a change makes, it settles once. A failing switch does one of two things:
+
+- it chatters: it keeps toggling without ever holding a state for the settle time, for
+  far longer than any bounce or slide blip lasts (CHATTER_SPAN, with at least
+  CHATTER_TOGGLES toggles in that unbroken stretch);
+- it flickers: its *settled* state flips back and forth more often than hands move a
+  piece (FLICKER_CHANGES settled changes within FLICKER_WINDOW).
+
+Times are the core's whole microseconds.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import chess
+
+from board_ctl.core.debounce import DEFAULT_SETTLE_US
+from board_ctl.core.timebase import us
+
+CHATTER_SPAN = 0.5  # s of unbroken toggling (never still for the settle time)
+CHATTER_TOGGLES = 24  # toggles at least, in that stretch
+FLICKER_CHANGES = 8  # settled changes of one square (four lift-and-place cycles) ...
+FLICKER_WINDOW = 3.0  # ... within this many seconds: no hand moves a piece so
+
+
+class SensorHealth:
+    """Feed it every raw toggle and every settled change; it names the squares whose
+    sensor should no longer be believed, with the reason."""
+
+    def __init__(self, settle: int = DEFAULT_SETTLE_US) -> None:
+        self.settle = settle
+        self.span = us(CHATTER_SPAN)
+        self.window = us(FLICKER_WINDOW)
+        # square -> [first toggle of the unbroken stretch, latest toggle, toggles in it]
+        self._stretch: dict[chess.Square, list[int]] = {}
+        self._settled: dict[chess.Square, deque[int]] = {}
+
+    def toggled(self, t: int, square: chess.Square) -> str | None:
+        """A raw toggle: the reason the sensor is failing, or None."""
+        stretch = self._stretch.get(square)
+        if stretch is None or t - stretch[1] >= self.settle:  # it had held still: anew
+            self._stretch[square] = [t, t, 1]
+            return None
+        stretch[1] = t
+        stretch[2] += 1
+        if stretch[2] >= CHATTER_TOGGLES and t - stretch[0] >= self.span:
+            seconds = (t - stretch[0]) / 1_000_000
+            return (f"kept switching ({stretch[2]} times in {seconds:.1f} s without "
+                    "holding still)")
+        return None
+
+    def settled(self, t: int, square: chess.Square) -> str | None:
+        """A settled change: the reason the sensor is failing, or None."""
+        times = self._settled.setdefault(square, deque())
+        times.append(t)
+        while times[0] < t - self.window:
+            times.popleft()
+        if len(times) >= FLICKER_CHANGES:
+            return (f"changed {len(times)} times in {FLICKER_WINDOW:.0f} s with no "
+                    "piece moved so fast")
+        return None
+
+    def forget(self, square: chess.Square) -> None:
+        """The square is no longer watched (found faulty)."""
+        self._stretch.pop(square, None)
+        self._settled.pop(square, None)

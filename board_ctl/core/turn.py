@@ -1,0 +1,152 @@
+"""What happened on the board since the last completed move: the record inference reads.
+
+A `Turn` keeps the position the move is made from, the pieces touched (settled lifts),
+every raw transition per square (what tells a capture's square), the moves the board has
+shown (`Match`: the occupancy after a legal move), which of them stood long enough to be
+released (FIDE 4.7), and the promotion selector's settings. Times are whole microseconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import chess
+
+from board_ctl.core.position import Key, Position
+from board_ctl.core.shapes import Shape
+from board_ctl.core.squares import squares
+from board_ctl.core.timebase import FOREVER
+
+RawEvents = list[tuple[int, bool]]  # (time, placed) raw transitions of one square
+
+
+@dataclass(slots=True)
+class Carried:
+    """What happened from the moment the opponent's reply began: his, not the mover's."""
+
+    events: dict[chess.Square, RawEvents]
+    touched: list[tuple[int, chess.Square]]
+    selections: list[tuple[int, chess.PieceType]]
+
+
+@dataclass(slots=True)
+class Match:
+    """The board showed the position after one of these moves (same occupancy) from `since`."""
+
+    shapes: list[Shape]
+    since: int
+    left_at: int | None = None  # when the board last moved away from it
+    ends_game: bool | None = None  # computed on first need
+
+    @property
+    def key(self) -> Key:
+        return (self.shapes[0].vacated, self.shapes[0].filled)
+
+    @property
+    def placed(self) -> bool:
+        """A piece was seen arriving; a capture's state is only a piece in hand."""
+        return bool(self.shapes[0].filled)
+
+    @property
+    def promoting(self) -> bool:
+        return bool(self.shapes[0].move.promotion)
+
+
+@dataclass(slots=True)
+class Turn:
+    """What happened on the board since the last completed move."""
+
+    position: Position
+    started: int
+    touched: list[tuple[int, chess.Square]] = field(default_factory=list)
+    events_on: dict[chess.Square, RawEvents] = field(default_factory=dict)
+    lifted_raw: set[chess.Square] = field(default_factory=set)  # raw state: lifted, not back
+    match: Match | None = None
+    seen: list[Match] = field(default_factory=list)  # the opponent may answer any of them
+    released: list[Match] = field(default_factory=list)  # legal placements left after 4.7
+    must_move: chess.Square | None = None  # after an illegal move: 7.5.1 with 4.3
+    ambiguous: Match | None = None  # a completed capture whose square is unknown
+    waiting_reply: bool = False  # the opponent may be answering an unseen capture
+    replies: dict[chess.Move, Position] = field(default_factory=dict)
+    # The promotion selector's settings, (time, piece): each belongs to the move of the
+    # side that set it; the latest before the move was completed counts.
+    selections: list[tuple[int, chess.PieceType]] = field(default_factory=list)
+    made: Shape | None = None  # a move made with other squares differing (7.4)
+
+    @property
+    def board(self) -> chess.Board:
+        return self.position.board
+
+    def raw(self, t: int, square: chess.Square, placed: bool) -> None:
+        self.events_on.setdefault(square, []).append((t, placed))
+
+    def touch(self, t: int, square: chess.Square) -> None:
+        """A piece of the position lifted (settled): touched, once."""
+        if all(sq != square for _, sq in self.touched):
+            self.touched.append((t, square))
+
+    def selected(self, before: int = FOREVER) -> chess.PieceType | None:
+        """The promotion piece the selector was last set to before `before`."""
+        return next((piece for when, piece in reversed(self.selections) if when < before), None)
+
+    def forget(self, square: chess.Square) -> None:
+        """What a square reported is no touch and no evidence (its sensor is faulty)."""
+        self.touched = [(when, sq) for when, sq in self.touched if sq != square]
+        self.events_on.pop(square, None)
+        self.lifted_raw.discard(square)
+
+    def abandon(self) -> None:
+        """Nothing on the board is a move any more (an illegal attempt was judged)."""
+        self.match = None
+        self.touched.clear()
+        self.released.clear()
+        self.events_on.clear()
+        self.seen.clear()
+
+    def replies_to(self, shape: Shape) -> Position:
+        """The position after `shape`, where the opponent's reply is read (cached)."""
+        found = self.replies.get(shape.move)
+        if found is None:
+            board = self.position.board.copy(stack=False)
+            board.push(shape.move)
+            found = self.replies[shape.move] = Position(board)
+        return found
+
+    def split_at(self, cutoff: int) -> Carried:
+        """Keep what happened before `cutoff`; return the raw events, touches and
+        selector settings from then on (the opponent's, his reply having begun then)."""
+        carried = Carried(
+            {sq: [e for e in seen if e[0] >= cutoff] for sq, seen in self.events_on.items()},
+            [(when, sq) for when, sq in self.touched if when >= cutoff],
+            [(when, piece) for when, piece in self.selections if when >= cutoff])
+        self.touched = [(when, sq) for when, sq in self.touched if when < cutoff]
+        self.events_on = {sq: [e for e in seen if e[0] < cutoff]
+                          for sq, seen in self.events_on.items()}
+        self.selections = [(when, piece) for when, piece in self.selections if when < cutoff]
+        return carried
+
+    def adopt(self, carried: Carried, lifted: chess.Bitboard, t: int, settle: int) -> None:
+        """Take over what the opponent did since his reply began (from `split_at` of the
+        turn before): his touches, his lifts that outlasted the debounce, and the pieces
+        he holds now (`lifted`), as this turn's touches; his raw events and selector
+        settings as its own."""
+        events = carried.events
+        first = dict((sq, when) for when, sq in reversed(carried.touched))
+        for sq, seen in events.items():
+            lift = first_real_lift(seen, settle)
+            if lift is not None:
+                first.setdefault(sq, lift)
+        for sq in squares(lifted):
+            first.setdefault(sq, (events.get(sq) or [(t, False)])[0][0])
+        self.touched = sorted((when, sq) for sq, when in first.items()
+                              if self.position.occupied & chess.BB_SQUARES[sq])
+        self.events_on.update((sq, seen) for sq, seen in events.items() if seen)
+        self.selections = sorted(carried.selections + self.selections)
+
+
+def first_real_lift(seen: RawEvents, settle: int) -> int | None:
+    """The first lift in these raw events that lasted past the debounce."""
+    for (when, placed), after in zip(seen, seen[1:] + [(FOREVER, True)]):
+        if not placed and after[0] - when >= settle:
+            return when
+    return None

@@ -1,0 +1,215 @@
+"""The board's connection to the broker: paho-mqtt 2.x (callback API version 2, MQTT 5),
+on a thread of its own, reconnecting with backoff until closed.
+
+Each attempt uses a fresh client, so a reconnection starts with nothing queued from the
+last one: the publisher decides what is sent again, from the journal, in order. The
+session is persistent (a fixed client id, clean start off, a session expiry), so the
+broker keeps the board's subscription and the commands sent to it while it was away.
+What happens is reported to `on_event` (from this thread: hand it on at once).
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.reasoncodes import ReasonCode
+
+from board_ctl.hall.settings import SESSION_EXPIRY, MqttSettings
+
+log = logging.getLogger(__name__)
+
+KEEPALIVE = 15  # s: a dead connection is noticed within 1.5 keepalives
+MIN_DELAY = 0.25  # s before the first reconnection attempt; doubles up to MAX_DELAY
+MAX_DELAY = 4.0
+CONNECT_TIMEOUT = 5.0
+OFFLINE = b"offline"
+
+
+@dataclass(frozen=True)
+class Connected:
+    generation: int
+    session_present: bool
+
+
+@dataclass(frozen=True)
+class Refused:
+    """The broker answered but would not let the board in (a wrong password, not
+    authorised): a configuration error, tried again with backoff."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class Unreachable:
+    reason: str
+
+
+@dataclass(frozen=True)
+class Disconnected:
+    generation: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Acked:
+    generation: int
+    mid: int
+    refused: str | None  # the broker took the message but would not route it (its ACL)
+
+
+ConnectionEvent = Connected | Refused | Unreachable | Disconnected | Acked
+MessageHandler = Callable[[mqtt.Client, Any, mqtt.MQTTMessage], None]
+
+
+class Connection:
+    def __init__(self, settings: MqttSettings, on_event: Callable[[ConnectionEvent], None],
+                 on_message: MessageHandler, subscriptions: tuple[str, ...] = ()) -> None:
+        self.settings = settings
+        self.on_event = on_event
+        self.on_message = on_message
+        self.subscriptions = subscriptions
+        self.generation = 0
+        self._client: mqtt.Client | None = None  # connected or connecting
+        self._lock = threading.Lock()
+        self._closing = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.native_ids: list[int] = []  # the threads that work for this board (CPU figures)
+
+    # ------------------------------------------------------------------ running
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"mqtt-{self.settings.board_id}")
+        self._thread.start()
+
+    def _run(self) -> None:
+        self.native_ids.append(threading.get_native_id())
+        delay = MIN_DELAY
+        while not self._closing.is_set():
+            client = self._new_client()
+            with self._lock:
+                self.generation += 1
+                generation = self.generation
+            try:
+                client.connect(self.settings.host, self.settings.port, keepalive=KEEPALIVE,
+                               clean_start=False, properties=_session_properties())
+            except (OSError, ssl.SSLError, ValueError) as exc:
+                self.on_event(Unreachable(_reason(exc)))
+                self._closing.wait(delay)
+                delay = min(delay * 2, MAX_DELAY)
+                continue
+            with self._lock:
+                self._client = client
+            client.loop_forever(timeout=0.5)  # until this connection ends
+            with self._lock:
+                self._client = None
+            if client.user_data_get().get("connected"):
+                delay = MIN_DELAY
+                self.on_event(Disconnected(generation, client.user_data_get().get("why", "")))
+            if not self._closing.is_set():
+                self._closing.wait(delay)
+                delay = min(delay * 2, MAX_DELAY)
+
+    def _new_client(self) -> mqtt.Client:
+        s = self.settings
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=s.client_id,
+                             protocol=mqtt.MQTTv5, reconnect_on_failure=False,
+                             manual_ack=True, userdata={})
+        client.connect_timeout = CONNECT_TIMEOUT
+        client.max_inflight_messages_set(100)
+        client.max_queued_messages_set(0)
+        if s.password is not None or s.username:
+            client.username_pw_set(s.username, s.password)
+        if s.tls:
+            client.tls_set(ca_certs=s.ca_file)
+        client.will_set(s.topic("status"), OFFLINE, qos=1, retain=True)
+        client.on_connect = self._on_connect
+        client.on_disconnect = self._on_disconnect
+        client.on_publish = self._on_publish
+        client.on_message = self.on_message
+        client.on_subscribe = self._on_subscribe
+        return client
+
+    # ------------------------------------------------------------------ callbacks
+
+    def _on_connect(self, client: mqtt.Client, userdata: dict[str, object],
+                    flags: mqtt.ConnectFlags, reason: ReasonCode,
+                    properties: Properties | None) -> None:
+        if reason.is_failure:
+            self.on_event(Refused(str(reason)))
+            return
+        userdata["connected"] = True
+        for topic in self.subscriptions:
+            client.subscribe(topic, qos=1)
+        self.on_event(Connected(self.generation, flags.session_present))
+
+    def _on_disconnect(self, client: mqtt.Client, userdata: dict[str, object],
+                       flags: mqtt.DisconnectFlags, reason: ReasonCode,
+                       properties: Properties | None) -> None:
+        userdata["why"] = str(reason)
+
+    def _on_publish(self, client: mqtt.Client, userdata: dict[str, object], mid: int,
+                    reason: ReasonCode, properties: Properties | None) -> None:
+        self.on_event(Acked(self.generation, mid, str(reason) if reason.is_failure else None))
+
+    def _on_subscribe(self, client: mqtt.Client, userdata: dict[str, object], mid: int,
+                      reasons: list[ReasonCode], properties: Properties | None) -> None:
+        for reason in reasons:
+            if reason.is_failure:
+                log.error("the broker refused board %s's subscription to its commands: %s "
+                          "(check the broker's ACL)", self.settings.board_id, reason)
+
+    # ------------------------------------------------------------------ from other threads
+
+    def publish(self, topic: str, payload: bytes, retain: bool = False) -> int | None:
+        """Send at QoS 1 on the current connection: its message id, None without one."""
+        with self._lock:
+            client = self._client
+        if client is None or not client.is_connected():
+            return None
+        info = client.publish(topic, payload, qos=1, retain=retain)
+        if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
+            log.warning("publish to %s not queued: %s", topic, mqtt.error_string(info.rc))
+            return None
+        return info.mid
+
+    def ack(self, client: mqtt.Client, mid: int) -> None:
+        """Acknowledge a command (QoS 1) once it is done, on the connection it came by."""
+        with self._lock:
+            current = self._client
+        if client is current:
+            client.ack(mid, 1)
+
+    def close(self, goodbye: tuple[str, bytes] | None = None, timeout: float = 2.0) -> None:
+        """Say goodbye (a retained message, waited for), disconnect, stop the thread."""
+        self._closing.set()
+        with self._lock:
+            client = self._client
+        if client is not None:
+            if goodbye is not None and client.is_connected():
+                info = client.publish(goodbye[0], goodbye[1], qos=1, retain=True)
+                try:
+                    info.wait_for_publish(timeout)
+                except (RuntimeError, ValueError):
+                    pass
+            client.disconnect()
+        if self._thread is not None:
+            self._thread.join(timeout=CONNECT_TIMEOUT + 2)
+
+
+def _session_properties() -> Properties:
+    properties = Properties(PacketTypes.CONNECT)
+    properties.SessionExpiryInterval = SESSION_EXPIRY
+    return properties
+
+
+def _reason(exc: BaseException) -> str:
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
