@@ -28,7 +28,7 @@ from servicekit import EmulatorProcess, board_ctl, child_env, without_date
 SPEED = "20"
 pytestmark = pytest.mark.slow  # each test plays whole games against a real engine
 # A longer campaign: BOARD_CTL_ENGINE_GAMES=40 pytest tests/test_opponent_e2e.py -k campaign -s
-CAMPAIGN = int(os.environ.get("BOARD_CTL_ENGINE_GAMES", "2"))
+CAMPAIGN = int(os.environ.get("BOARD_CTL_ENGINE_GAMES", "1"))
 
 
 @pytest.fixture(autouse=True)
@@ -138,9 +138,9 @@ def check_exact(played: Game, engine_side: chess.Color, profile: str = "fide") -
 # ten times on the engine's clock (at 20x on a loaded machine it can lose on time).
 @pytest.mark.parametrize("level, time_control, side, speed", [
     (0, "", "black", SPEED),
-    (1, "600+5", "white", "10"),
+    (1, "300+3", "white", "10"),
     (None, "", "white", SPEED),  # full strength
-    (20, "300+5", "black", "10"),
+    (20, "300+3", "black", "10"),
 ])
 def test_whole_games_against_stockfish(tmp_path: Path, level: int | None, time_control: str,
                                        side: str, speed: str) -> None:
@@ -324,7 +324,7 @@ def test_a_campaign_of_games(tmp_path: Path) -> None:
         folder.mkdir()
         try:
             played = play(folder, seed=100 + seed, level=level, side=side,
-                          time_control="600+5" if timed else "",
+                          time_control="300+3" if timed else "",
                           speed="10" if timed else SPEED,
                           player="engine" if seed % 4 == 3 else "random",
                           script="mistake@2" if seed % 6 == 5 else "")

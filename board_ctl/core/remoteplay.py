@@ -18,12 +18,15 @@ from board_ctl.core import inference as infer
 from board_ctl.core.effects import TakenBack
 from board_ctl.core.inference import RELEASED_AFTER_US
 from board_ctl.core.position import Position
-from board_ctl.core.rules.remote import Execution, plies_to_take_back
+from board_ctl.core.rules.remote import PROMOTION_RELEASE, Execution, plies_to_take_back
 from board_ctl.core.shapes import shape_of
 from board_ctl.core.state import GameState
-from board_ctl.core.timebase import seconds
+from board_ctl.core.timebase import seconds, us
 from board_ctl.core.timers import Timer
 from board_ctl.core.turn import Turn
+
+
+PROMOTION_RELEASE_US = us(PROMOTION_RELEASE)
 
 
 class RemotePlay(GameState):
@@ -114,7 +117,10 @@ class RemotePlay(GameState):
                 and infer.placed(self.turn, match)):
             # No clock: a legal move released (FIDE 4.7) is complete, as the remote side
             # cannot start its reply on the board.
-            return [(remote.standing_since + RELEASED_AFTER_US, self._released)]
+            wait = RELEASED_AFTER_US
+            if match.promoting and self.turn.selected() is None:
+                wait = PROMOTION_RELEASE_US  # the pawn may yet be replaced (4.6)
+            return [(remote.standing_since + wait, self._released)]
         return []
 
     def _hold_over(self, when: int) -> None:

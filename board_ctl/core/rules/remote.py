@@ -37,6 +37,10 @@ from board_ctl.core.timebase import us
 REMOTE_HOLD = 1.0  # s the board must stand unchanged in the game's position when nothing
 # else shows the capturing piece came down (a piece pushed off its square unseen)
 PROMOTION_HOLD = 2.0  # s for a promotion: the pawn put down is often replaced after a pause
+# Without a clock the person's own move is complete once released (FIDE 4.7): after
+# RELEASED_AFTER (1 s), but a promotion with no piece chosen on the selector waits longer,
+# as the pawn put down is often replaced by the new piece after a pause (4.6).
+PROMOTION_RELEASE = 3.0
 
 FROM = Colour.BLUE  # the piece that must move
 TO = Colour.GREEN  # where it goes
