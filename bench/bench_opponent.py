@@ -74,8 +74,16 @@ def engine_cpu(service_pid: int) -> float:
     return total
 
 
-def round_of(workdir: Path, movetime: float, samples: int) -> tuple[list[float], float]:
-    """One service run: 1. e4, then `samples` scans timed; (latencies in ms, engine CPU %)."""
+def own_cpu(pid: int) -> float:
+    ticks = os.sysconf("SC_CLK_TCK")
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+def round_of(workdir: Path, movetime: float, samples: int
+             ) -> tuple[list[float], float, float]:
+    """One service run: 1. e4, then `samples` scans timed; (latencies in ms, engine CPU %,
+    the service's own CPU %)."""
     link = workdir / "bench-board"
     board = BenchBoard(link)
     service = start(link, workdir, movetime)
@@ -95,6 +103,7 @@ def round_of(workdir: Path, movetime: float, samples: int) -> tuple[list[float],
                 break
         time.sleep(0.3)
         cpu0, t0 = engine_cpu(service.pid), time.monotonic()
+        own0 = own_cpu(service.pid)
         for i in range(samples):
             off = i % 2 == 0
             board.ms += 40
@@ -108,7 +117,9 @@ def round_of(workdir: Path, movetime: float, samples: int) -> tuple[list[float],
                     break
             latencies.append((got - sent) * 1000)
             time.sleep(0.01)
-        busy = (engine_cpu(service.pid) - cpu0) / (time.monotonic() - t0) * 100
+        took = time.monotonic() - t0
+        busy = (engine_cpu(service.pid) - cpu0) / took * 100
+        own = (own_cpu(service.pid) - own0) / took * 100
     finally:
         service.terminate()
         _, err = service.communicate(timeout=30)
@@ -117,7 +128,7 @@ def round_of(workdir: Path, movetime: float, samples: int) -> tuple[list[float],
         os.close(board.master)
         os.close(board.slave)
         link.unlink(missing_ok=True)
-    return latencies, busy
+    return latencies, busy, own
 
 
 def main() -> int:
@@ -127,22 +138,25 @@ def main() -> int:
     args = parser.parse_args()
     results: dict[str, list[float]] = {"searching": [], "idle": []}
     cpu: dict[str, list[float]] = {"searching": [], "idle": []}
+    own: dict[str, list[float]] = {"searching": [], "idle": []}
     with tempfile.TemporaryDirectory(prefix="bench-opponent-") as tmp:
         for round_ in range(args.rounds):
             for kind, movetime in (("searching", 60.0), ("idle", 0.05)):
                 workdir = Path(tmp) / f"{kind}-{round_}"
                 workdir.mkdir()
-                latencies, busy = round_of(workdir, movetime, args.samples)
+                latencies, busy, mine = round_of(workdir, movetime, args.samples)
                 results[kind] += latencies
                 cpu[kind].append(busy)
+                own[kind].append(mine)
     print(f"event -> LED frame through the pty, {args.rounds} rounds x {args.samples} scans "
           "each, alternating:")
     for kind in ("searching", "idle"):
         values = results[kind]
         print(f"  engine {kind:9}  p50 {percentile(values, 50):6.2f} ms  p90 "
               f"{percentile(values, 90):6.2f} ms  p99 {percentile(values, 99):6.2f} ms  "
-              f"max {max(values):6.2f} ms   (Stockfish's CPU: "
-              f"{sum(cpu[kind]) / len(cpu[kind]):.0f} % of a core)")
+              f"max {max(values):6.2f} ms   (CPU: Stockfish "
+              f"{sum(cpu[kind]) / len(cpu[kind]):.0f} %, the service "
+              f"{sum(own[kind]) / len(own[kind]):.0f} % of a core)")
     for p in (50, 99):
         ratio = percentile(results["searching"], p) / percentile(results["idle"], p)
         print(f"  p{p} searching / idle: {ratio:.2f}")

@@ -43,6 +43,9 @@ log = logging.getLogger(__name__)
 EXTRA_PATH = ("/usr/games",)  # where Debian installs stockfish (not on a service's PATH)
 DEBIAN_PACKAGE = "stockfish"
 START_TIMEOUT = 10.0  # s for the engine to start and answer `uci`
+# The engine runs this much nicer than the service: when they compete for a core (a Pi
+# with other work, a shared machine) the board's LEDs come first, the search second.
+ENGINE_NICENESS = 10
 LEVELS = (0, 20)  # `level`: Stockfish's Skill Level range, mapped onto other engines' Elo
 
 # The draw rule: the engine accepts a draw offer when its evaluation, from its own side,
@@ -122,6 +125,15 @@ def strength_options(options: Mapping[str, chess.engine.Option], settings: Engin
 
 def _option(options: Mapping[str, chess.engine.Option], name: str) -> chess.engine.Option | None:
     return options.get(name)  # python-chess's option map ignores case, as UCI does
+
+
+def _nicer(pid: int) -> None:
+    """The engine's process ENGINE_NICENESS nicer than ours (not fatal where refused)."""
+    try:
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        os.setpriority(os.PRIO_PROCESS, pid, min(ours + ENGINE_NICENESS, 19))
+    except (OSError, AttributeError) as exc:  # (AttributeError: no such call off POSIX)
+        log.debug("engine priority unchanged: %s", exc)
 
 
 def accepts_draw(score_cp: int, fullmove_number: int) -> bool:
@@ -233,6 +245,7 @@ class EngineThread:
         transport, engine = await chess.engine.popen_uci(
             self.path, setpgrp=True, stderr=subprocess.DEVNULL)
         self._transport, self._engine = transport, engine
+        _nicer(transport.get_pid())
         if first:
             self.name = engine.id.get("name", self.name)
             self._options, self.strength = strength_options(engine.options, self.settings,
