@@ -139,6 +139,22 @@ def test_strength_out_of_the_engines_range_is_one_line(stockfish: str, settings:
         started(settings)
 
 
+def test_the_engine_runs_nicer_than_the_service(stockfish: str) -> None:
+    """When they compete for a core, the board's LEDs come first."""
+    import os
+
+    from board_ctl.opponent.engine import ENGINE_NICENESS
+
+    engine, _ = started(EngineSettings())
+    try:
+        assert engine._transport is not None
+        pid = engine._transport.get_pid()
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        assert os.getpriority(os.PRIO_PROCESS, pid) == min(ours + ENGINE_NICENESS, 19)
+    finally:
+        engine.close()
+
+
 # ---------------------------------------------------------------- answers
 
 
