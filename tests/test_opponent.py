@@ -338,3 +338,39 @@ def test_an_answer_for_a_position_gone_by_is_dropped(stockfish: str) -> None:
         assert opponent.answer(reply, game, 2) == (None, None)  # another game
     finally:
         opponent.close()
+
+
+# ---------------------------------------------------------------- the terminal views
+
+
+@pytest.mark.parametrize("remote, promotion, words", [
+    ("THINKING", None, "the computer is thinking"),
+    ("SHOWN", chess.KNIGHT, "the computer plays b1=N becomes a knight make it on the board"),
+    ("HINT", None, "hint: the move lit"),
+])
+def test_the_views_say_what_the_computer_does(remote: str, promotion: chess.PieceType | None,
+                                              words: str) -> None:
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    from board_ctl.core.effects import Colour, LedFrame, Remote, SquareLight, StatusLights
+    from board_ctl.service.richview import render
+    from board_ctl.service.view import PlainView, ViewState
+
+    frame = LedFrame(3.0, (SquareLight(chess.B2, Colour.BLUE),
+                           SquareLight(chess.B1, Colour.GREEN)),
+                     StatusLights(True, False, None, False, Remote[remote], promotion))
+    state = ViewState("playing", 1, "8/2P5/8/8/8/6k1/8/1n2K3 w - - 0 2", chess.STARTING_FEN,
+                      0, frame, moves=("c7", "b1=N") if promotion else ("c7",))
+    out = io.StringIO()
+    Console(width=100, file=out, force_terminal=True).print(render(state, [], 100))
+    text = " ".join(Text.from_ansi(out.getvalue()).plain.replace("│", " ").split())
+    for word in words.split():  # (the line may wrap beside the board)
+        assert word in text, (word, text)
+    lines: list[str] = []
+    PlainView(write=lines.append).show(state, [frame])
+    assert len(lines) == 1 and ("the computer" in lines[0] or "hint" in lines[0])
+    if promotion:
+        assert "knight" in text and "promoting to a knight" in lines[0]

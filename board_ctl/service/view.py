@@ -135,6 +135,22 @@ def remote_text(frame: LedFrame) -> str:
     return ""
 
 
+def computer_line(state: ViewState) -> str:
+    """What the computer opponent is doing, in words (empty without one)."""
+    frame = state.frame
+    if frame is None or frame.status.remote == Remote.NONE:
+        return ""
+    status = frame.status
+    if status.remote == Remote.THINKING:
+        return "the computer is thinking"
+    if status.remote == Remote.HINT:
+        return "hint: the move lit (blinking) on the board"
+    san = state.moves[-1] if state.moves else "its move"
+    piece = f" (the pawn becomes a {chess.piece_name(status.promotion)})" \
+        if status.promotion else ""
+    return f"the computer plays {san}{piece}: make it on the board"
+
+
 def led_legend(frame: LedFrame | None) -> str:
     """What the signs on the board mean, for the colours lit (empty when all are dark)."""
     lit = frame.squares if frame else ()
