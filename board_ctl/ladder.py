@@ -51,11 +51,13 @@ def cents(value: Decimal) -> Decimal:
 def as_points(value: Decimal | int | str) -> Decimal:
     try:
         points = Decimal(value)
+        if not points.is_finite():
+            raise ValueError
+        # To the hundredth: a number with more digits than the context holds (1e40) is
+        # refused by quantize itself.
+        return cents(points) + ZERO  # + 0.00 turns a carried-over -0 into 0.00
     except (InvalidOperation, TypeError, ValueError):
         raise LadderError(f"not a number of points: {value!r}") from None
-    if not points.is_finite():
-        raise LadderError(f"not a number of points: {value!r}")
-    return cents(points) + ZERO  # + 0.00 turns a carried-over -0 into 0.00
 
 
 def level(points: Decimal) -> int | None:

@@ -228,6 +228,12 @@ def test_bad_starting_points_are_refused() -> None:
         Ladder({"A": "lots"})
     with pytest.raises(LadderError, match="not a number"):
         Ladder({"A": "NaN"})
+    # more digits than a hundredth can be kept to (the decimal context holds 28)
+    for huge in ("1e40", D("-1E+30"), 10**30):
+        with pytest.raises(LadderError, match="not a number"):
+            Ladder({"A": huge})
+        with pytest.raises(LadderError, match="not a number"):
+            exchange(huge, D(0), "1-0")  # type: ignore[arg-type]
 
 
 # -- properties over any sequence of games ---------------------------------------------

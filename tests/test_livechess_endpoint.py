@@ -166,6 +166,10 @@ def test_ids_come_back_with_their_json_type(rig: Rig) -> None:
         assert reply["id"] is None and reply["param"][0]["serialnr"] == SERIAL
 
 
+def not_json(constant: str) -> None:
+    raise AssertionError(f"{constant} is not JSON: a browser's JSON.parse throws on it")
+
+
 def test_bad_requests_get_an_error_and_the_connection_stays_usable(rig: Rig) -> None:
     cases: list[tuple[str, Any]] = [
         ("not json at all", None),
@@ -184,10 +188,16 @@ def test_bad_requests_get_an_error_and_the_connection_stays_usable(rig: Rig) -> 
          '"param": {"fen": "8/8/8/8/8/8/8/8 w - - 0 1"}}}', 11),  # no kings
         ('{"id": 12, "call": "call", "param": {"id": 1, "method": "setup"}}', 12),
         ('{"id": 13, "call": "unsubscribe", "param": {"id": 99}}', 13),
+        ('{"id": NaN, "call": "eboards"}', None),  # not JSON: echoed, it made the answer none
+        ('{"id": 1e999, "call": "eboards"}', None),  # Infinity, likewise
+        ('{"id": 16, "call": "subscribe", "param": {"feed": "eboardevent", "id": -Infinity}}', None),
+        ("[" * 100_000, None),  # nested deeper than the JSON parser recurses
+        ('{"id": 15, "call": "eboards", "param": ' + "[" * 100_000 + "]" * 100_000 + "}", None),
     ]
     with open_ws(rig.url, None) as ws:
         for text, request_id in cases:
-            reply = request(ws, text)
+            ws.send(text)
+            reply = json.loads(ws.recv(timeout=5), parse_constant=not_json)  # strict JSON
             assert reply["response"] == "error", text
             assert reply["id"] == request_id, text
             message = reply["param"]["message"]

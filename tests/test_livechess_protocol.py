@@ -51,6 +51,7 @@ def test_any_garbage_is_a_one_line_request_error_or_a_request(text: str | bytes)
     ('{"id": 3}', 'needs a "call"'),
     ('{"id": 3, "call": ""}', 'needs a "call"'),
     ('{"id": 3, "call": 4}', 'needs a "call"'),
+    pytest.param("[" * 100_000, "nested too deep", id="nested-100000-deep"),
 ])
 def test_bad_requests_say_what_is_wrong(text: str, message: str) -> None:
     with pytest.raises(RequestError) as raised:

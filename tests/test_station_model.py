@@ -4,8 +4,10 @@ messages a station gets when it subscribes mid-round, and payloads it must refus
 
 from __future__ import annotations
 
+import io
 import json
 import random
+import re
 
 import chess
 import chess.pgn
@@ -13,6 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from board_ctl.station.broadcast import round_pgn
 from board_ctl.station.model import ClockReading, Hall
 from board_ctl.station.views import card, detail, move_label
 from servicekit import GAMES, excerpt, game_from
@@ -234,6 +237,9 @@ def test_replies_are_reported() -> None:
 @pytest.mark.parametrize("kind,payload", [
     ("state", b"not json"),
     ("state", b"[1, 2]"),
+    pytest.param("state", b"[" * 100_000, id="state-nested-deeper-than-json-recurses"),
+    pytest.param("move", b'{"v": 1, "game": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+                 id="move-field-nested-deeper-than-json-recurses"),
     ("state", json.dumps({"v": 1, "game": "g", "time": 1, "fen": "nonsense", "ply": 0}).encode()),
     ("state", json.dumps({"v": 1, "game": "g", "time": "soon", "fen": chess.STARTING_FEN, "ply": 0}).encode()),
     ("state", json.dumps({"v": 2, "game": "g", "time": 1, "fen": chess.STARTING_FEN, "ply": 0}).encode()),
@@ -241,6 +247,11 @@ def test_replies_are_reported() -> None:
     ("move", json.dumps({"v": 1, "game": "g", "ply": "1", "san": "e4", "uci": "e2e4"}).encode()),
     ("move", json.dumps({"v": 1, "ply": 1, "san": "e4", "uci": "e2e4"}).encode()),
     ("move", json.dumps({"v": 1, "game": "g", "ply": 1, "san": "e4", "uci": "e2e4", "clock": "5:00"}).encode()),
+    ("move", json.dumps({"v": 1, "game": "g", "ply": 1, "san": "e4", "uci": "e4"}).encode()),
+    ("move", json.dumps({"v": 1, "game": "g", "ply": 1, "san": "e4", "uci": "e2e4", "clock": 1e308}).encode()),
+    ("move", json.dumps({"v": 1, "game": "g", "ply": 1, "san": "e4", "uci": "e2e4", "elapsed": -1e308}).encode()),
+    ("state", json.dumps({"v": 1, "game": "g", "time": 1, "fen": chess.STARTING_FEN, "ply": 0,
+                          "clock": {"white": 1e308, "black": 300}}).encode()),
     ("status", b"maybe"),
     ("status", b"\xff\xfe"),
     ("reply", json.dumps({"v": 1, "ok": True}).encode()),
@@ -254,6 +265,31 @@ def test_bad_payloads_are_refused_and_change_nothing(kind: str, payload: bytes) 
     assert hall.apply(f"board-ctl/b12/{kind}", payload, NOW) is None
     assert hall.rejected == 1
     assert (card(hall.boards["b12"], True), detail(hall.boards["b12"], True)) == before
+
+
+@pytest.mark.parametrize("key,value", [
+    ("start_fen", "nonsense"),             # the pages and the broadcast build boards from it
+    ("start_fen", "rnbqkbnr/pppppppp/8 w - - 0 1"),
+    ("fen", "rnbqkbnr/pppppppp w"),
+    ("termination", {"why": "mate"}),      # found bad after the position was applied
+    ("white", {"name": ["Anna"]}),
+    ("event", [1]),
+    ("round", {"n": 3}),
+    ("site", True),
+    ("last_move", {"ply": 3, "san": "Nf3", "uci": "g1"}),  # the diagram draws it
+    ("last_move", "Nf3"),
+])
+def test_a_state_with_one_bad_field_is_refused_whole(key: str, value: object) -> None:
+    board = contract_board("b14")
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    before = card(hall.boards["b14"], True), detail(hall.boards["b14"], True)
+    state = board.play()[1]  # the next move's state, refused: the move's own message is not fed
+    data = json.loads(state.payload)
+    data[key] = value
+    assert hall.apply(state.topic, json.dumps(data).encode(), NOW) is None
+    assert hall.rejected == 1
+    assert (card(hall.boards["b14"], True), detail(hall.boards["b14"], True)) == before
 
 
 @settings(max_examples=100, deadline=None)
@@ -271,6 +307,99 @@ def test_no_payload_crashes_the_model(kind: str, payload: bytes) -> None:
     for board in hall.boards.values():
         card(board, True)
         detail(board, True)
+
+
+@pytest.mark.parametrize("time_ms", [10**20, 2**63, -10**20, -1])
+def test_a_board_time_that_is_no_date_is_refused(time_ms: int) -> None:
+    """`time` is a date (the broadcast's Date tag is made of it): one out of range is
+    refused, and the round's broadcast still renders."""
+    board = contract_board("b16", board_no=1, tags={"round": "3", "board_no": 1})
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    for message in board.play():
+        data = json.loads(message.payload) if message.payload[:1] == b"{" else None
+        if data is not None:
+            data["time"] = time_ms
+            assert hall.apply(message.topic, json.dumps(data).encode(), NOW) is None
+    assert hall.rejected == 2  # the move and its state; the PGN has no time
+    text = round_pgn(hall, "3", [])
+    assert '[Date "2026.' in text and len(list(hall.boards["b16"].game.known_moves())) == 1
+
+
+@pytest.mark.parametrize("board_no", [0, -1, True, "7"])
+def test_a_board_number_that_is_no_board_leaves_the_game_unnumbered(board_no: object) -> None:
+    """Boards count from 1: Round "3.0" or "3.-1" is no board of the round."""
+    board = contract_board("b17", tags={"round": "3", "board_no": board_no})
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    assert hall.boards["b17"].game.board_no is None
+    assert '[Round "3.1"]' in round_pgn(hall, "3", [])  # the first place after the numbered
+
+
+# Values a board's bug (or a forged message) could put in any field.
+ODD_VALUES: list[object] = [
+    None, True, 0, -1, 1.5, float("nan"), 1e308, -1e308, 10**20, -10**20, 2**63, "", "x",
+    "nonsense", "\u00b2", "3\n[Round \"9\"]", 'Anna "Ace"', "a\\b", "rnbqkbnr/8 w", "1-0",
+    "white", "e2e4", "8/8/8/8/8/8/8/8 w - - 0 1", [], [1, "a"], {}, {"name": "x"}, [[[]]],
+]
+
+
+def _variants(body: dict[str, object]) -> list[dict[str, object]]:
+    """The message with one field (or one field of a nested object) replaced, each way."""
+    out = []
+    for key in sorted(body):
+        paths: list[tuple[str, ...]] = [(key,)]
+        value = body[key]
+        if isinstance(value, dict):
+            paths += [(key, inner) for inner in sorted(value)]
+        if isinstance(value, list) and value and isinstance(value[0], dict):
+            paths += [(key, "0", inner) for inner in sorted(value[0])]
+        for path in paths:
+            for odd in ODD_VALUES:
+                changed = json.loads(json.dumps(body))
+                holder = changed
+                for step in path[:-1]:
+                    holder = holder[int(step)] if isinstance(holder, list) else holder[step]
+                holder[path[-1]] = odd
+                out.append(changed)
+    return out
+
+
+@pytest.mark.slow
+def test_one_bad_field_in_any_message_never_breaks_a_page_or_the_broadcast() -> None:
+    """Every field of every kind of message of a real game (nested ones too), replaced by
+    each of ODD_VALUES: the model takes or refuses the message, never raises; every
+    board's card and detail and the round's broadcast still render, and the broadcast
+    still reads as that board's one game."""
+    board = ContractBoard("b15", stockfish_game(3), game="g15", board_no=1,
+                          tags={"round": "3", "board_no": 1})
+    messages = board.start() + board.play() + board.play()
+    messages += board.raise_alert("touch-move", "white", ["g1"], "touched")
+    messages += board.clear_alert("touch-move") + board.play()
+    messages += board.command(board.topic("cmd/ack"), json.dumps({"id": "c1", "by": "a", "code": "x"}).encode())
+    tried = 0
+    last_of_kind = {m.topic.rsplit("/", 1)[1]: m for m in messages}
+    for target in [last_of_kind[kind] for kind in ("state", "move", "alert", "clear", "reply")]:
+        for body in _variants(json.loads(target.payload)):
+            hall = Hall()
+            for message in messages:
+                payload = json.dumps(body).encode() if message is target else message.payload
+                hall.apply(message.topic, payload, NOW)
+            for each in hall.boards.values():
+                card(each, True)
+                card(each, False)
+                detail(each, True)
+            text = round_pgn(hall, "3", [])
+            games = []
+            stream = io.StringIO(text)
+            while (game := chess.pgn.read_game(stream)) is not None:
+                games.append(game)
+            # the round is still its one game: no field can end a tag and forge another
+            assert len(games) == (1 if text else 0), text
+            assert all(not g.errors and re.fullmatch(r"3\.[1-9][0-9]*", g.headers["Round"])
+                       for g in games), text
+            tried += 1
+    assert tried > 1000
 
 
 def test_topics_that_are_not_a_boards_are_ignored() -> None:

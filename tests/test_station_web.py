@@ -4,20 +4,25 @@ pairings imported and sent, the feed, users and their hashed passwords, the CLI.
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import re
 import sys
-from collections.abc import Iterator
+import time
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
 from board_ctl.cli import main
+from board_ctl.station.push import Pusher
 from board_ctl.station.station import Station
 from board_ctl.station.users import User, UsersError, load_users, make_user, parse_users, save_user
-from board_ctl.station.web import build_app, parse_clock
+from board_ctl.station.web import LOCK_S, Sessions, build_app, parse_clock
 from stationkit import ContractBoard, Message, contract_board, wait_for
 
 PASSWORD = "correct horse battery"
@@ -133,6 +138,64 @@ def test_wrong_passwords_and_locking(setup) -> None:  # type: ignore[no-untyped-
     locked = client.post("/login", data={"user": "anna", "password": PASSWORD, "csrf": token})
     assert locked.status_code == 401 and "Too many" in locked.text
     assert client.get("/arbiter", follow_redirects=False).status_code == 303
+
+
+def attempt_login(client: TestClient, user: str, password: str) -> Any:
+    form = client.get("/login").text
+    token = re.search(r'name="csrf" value="([^"]+)"', form).group(1)  # type: ignore[union-attr]
+    return client.post("/login", data={"user": user, "password": password, "csrf": token},
+                       follow_redirects=False)
+
+
+def test_a_spectator_cannot_lock_the_arbiter_out(setup) -> None:  # type: ignore[no-untyped-def]
+    """The spectators' page is public, so anyone in the hall reaches the sign-in form:
+    five wrong passwords from his address lock that address out, not the arbiter."""
+    client, _, _ = setup
+    stranger = TestClient(client.app, base_url="http://station.test", client=("10.0.0.66", 40000))
+    for _ in range(5):
+        assert attempt_login(stranger, "anna", "guess guess").status_code == 401
+    assert "Too many" in attempt_login(stranger, "anna", PASSWORD).text  # he is locked
+    assert attempt_login(client, "anna", PASSWORD).status_code == 303   # she is not
+
+
+def test_failed_sign_ins_are_forgotten_after_the_lock() -> None:
+    now = [0.0]
+    sessions = Sessions(clock=lambda: now[0])
+    for n in range(5000):  # names sprayed from one address
+        sessions.failed(f"name{n}", "10.0.0.66")
+    for _ in range(5):
+        sessions.failed("anna", "10.0.0.66")
+    assert sessions.locked("anna", "10.0.0.66") and not sessions.locked("anna", "10.0.0.7")
+    now[0] = LOCK_S + 1
+    assert not sessions.locked("anna", "10.0.0.66")
+    for minute in (1, 2, 3):  # the spray goes on, a minute at a time
+        now[0] = minute * (LOCK_S + 1)
+        for n in range(5000):
+            sessions.failed(f"name{minute}-{n}", "10.0.0.66")
+    # what went stale is forgotten: memory holds about the last minute, not every name
+    assert ("name0", "10.0.0.66") not in sessions._failures
+    assert len(sessions._failures) <= 2 * 5000 + 1
+
+
+def test_the_answer_to_a_sign_in_does_not_tell_which_names_exist(setup) -> None:  # type: ignore[no-untyped-def]
+    """A wrong password for an arbiter's name and any password for a name nobody has get
+    the same answer, at the same cost (CPU time of the whole station, measured in the same
+    run): otherwise the time of the answer lists the arbiters' names."""
+    client, _, _ = setup
+
+    def attempt(user: str) -> tuple[float, int, str]:
+        form = client.get("/login").text
+        token = re.search(r'name="csrf" value="([^"]+)"', form).group(1)  # type: ignore[union-attr]
+        start = time.process_time()
+        response = client.post("/login", data={"user": user, "password": "wrong password",
+                                               "csrf": token})
+        return time.process_time() - start, response.status_code, response.text
+
+    known = [attempt("anna") for _ in range(3)]
+    unknown = [attempt(f"nobody{n}") for n in range(3)]
+    assert {(status, "Unknown user or wrong password." in text) for _, status, text in known + unknown} \
+        == {(401, True)}
+    assert min(t for t, _, _ in unknown) > min(t for t, _, _ in known) / 3, (known, unknown)
 
 
 def test_login_refuses_a_forged_form_and_an_outside_next(setup) -> None:  # type: ignore[no-untyped-def]
@@ -325,6 +388,25 @@ def test_users_are_stored_hashed(tmp_path: Path) -> None:
     assert isinstance(users["anna"], User)
 
 
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o620, 0o606, 0o666])
+def test_a_users_file_others_may_read_or_write_is_refused(tmp_path: Path, mode: int,
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "users"
+    save_user(path, make_user("anna", PASSWORD))
+    path.chmod(mode)
+    with pytest.raises(UsersError, match=f"mode {mode:04o}.*chmod 600 {path}"):
+        load_users(path)
+    assert main(["arbiter", "--users", str(path), "--broker", "mqtt://localhost",
+                 "--listen", "127.0.0.1:1", "--data-dir", str(tmp_path / "d")]) == 2
+    assert f"chmod 600 {path}" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("another password\n"))
+    assert main(["arbiter", "--users", str(path), "--add-user", "bob"]) == 2  # nor added to
+    assert "chmod 600" in capsys.readouterr().err
+    path.chmod(0o600)
+    assert load_users(path)["anna"].check(PASSWORD)
+
+
 def test_cli_add_user_and_bad_arguments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     users = tmp_path / "users"
@@ -339,7 +421,12 @@ def test_cli_add_user_and_bad_arguments(tmp_path: Path, monkeypatch: pytest.Monk
                            (["--broker", "http://x"], "mqtt://HOST"),
                            (["--broker", "mqtt://localhost", "--listen", "nowhere"], "HOST:PORT"),
                            (["--broker", "mqtt://localhost", "--pairings", str(tmp_path / "none.csv")],
-                            "--pairings")]:
+                            "--pairings"),
+                           # checked first (a listen address that cannot be: nothing starts)
+                           (["--broker", "mqtt://localhost", "--event", "Club\n[Result \"1-0\"]",
+                             "--listen", "nowhere"], "--event: tag Event: the value 'Club\\n[Result"),
+                           (["--broker", "mqtt://localhost", "--site", "S" * 256, "--listen", "nowhere"],
+                            "--site: tag Site: the value has 256 characters")]:
         assert main(run + ["--data-dir", str(tmp_path / "d")] + extra) == 2
         err = capsys.readouterr().err
         assert message in err and err.strip().count("\n") == 0, (extra, err)
@@ -384,3 +471,86 @@ def test_the_ladder_is_made_of_the_finished_games_and_survives_a_restart(setup, 
         assert restarted.results.standings() == station.results.standings()
     finally:
         restarted.close()
+
+
+@pytest.mark.parametrize("path", ["/broadcast/round-%C2%B2/games.pgn",     # "²": a digit to isdigit()
+                                  "/broadcast/round-%D9%A3/games.pgn",     # Arabic-Indic three
+                                  "/broadcast/round-" + "9" * 5000 + "/games.pgn",
+                                  "/broadcast/round-x/games.pgn"],
+                         ids=["superscript-two", "arabic-indic-three", "5000-digits", "letter"])
+def test_a_round_in_the_broadcast_url_is_ascii_digits(setup, path: str) -> None:  # type: ignore[no-untyped-def]
+    client, _, _ = setup
+    response = client.get(path)
+    assert response.status_code == 404 and "a round number" in response.text
+
+
+def test_a_boards_round_that_is_no_number_breaks_no_page(setup) -> None:  # type: ignore[no-untyped-def]
+    """Every page lists the rounds: a board naming its round "²" (a digit to str.isdigit(),
+    not to int()) must not take them down, the sign-in page least of all."""
+    client, station, hallway = setup
+    b02 = hallway.boards["b02"]
+    b02.tags.update(round="\u00b2", board_no=2)
+    hallway.deliver(b02.play())
+    wait_for(lambda: station.hall.boards["b02"].game.round == "\u00b2", what="the round")  # type: ignore[union-attr]
+    for path in ("/", "/login", "/ladder", "/broadcast/", "/board/b02"):
+        assert client.get(path).status_code == 200, path
+    assert station.rounds() == ["\u00b2"]
+
+
+def test_the_arbiter_sees_how_the_push_goes_and_spectators_do_not(tmp_path: Path) -> None:
+    """The push's state (pushes, failures, the last error: an expired token, lichess
+    down) is for the arbiter who runs the broadcast, on the broadcast page once signed in."""
+    station = Station(tmp_path / "station", lambda topic, payload: None)
+    pusher = Pusher("http://127.0.0.1:9/api/broadcast/round/AbCd/push", "lip_token", "3",
+                    lambda: "")
+    pusher.status.failures, pusher.status.last_error = 2, "HTTP 401: No such token"
+    app = build_app(station, {"anna": make_user("anna", PASSWORD)}, "test-secret", pusher=pusher)
+    try:
+        with TestClient(app, base_url="http://station.test") as client:
+            public = client.get("/broadcast/").text
+            assert "Pushing round 3" not in public and "No such token" not in public
+            login(client)
+            page = client.get("/broadcast/").text
+            assert "Pushing round 3 to http://127.0.0.1:9/api/broadcast/round/AbCd/push" in page
+            assert "2 failures" in page and "HTTP 401: No such token" in page
+            assert "lip_token" not in page
+    finally:
+        station.close()
+
+
+def resource_warnings(action: Callable[[], object]) -> list[str]:
+    """The ResourceWarnings (files never closed) while `action` runs and after it is done."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        action()
+        gc.collect()
+    return [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
+
+
+def test_an_uploaded_pairings_file_is_closed(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, _ = setup
+    token = login(client)
+    csv = "round,board,white,black\n4,1,Anna Smith,Ben Jones\n"
+
+    def upload() -> None:
+        response = client.post("/arbiter/pairings", data={"csrf": token},
+                               files={"file": ("round4.csv", csv.encode(), "text/csv")})
+        assert response.status_code == 200 and "1 pairings imported" in response.text
+    assert resource_warnings(upload) == []
+
+
+def test_a_station_that_cannot_start_closes_its_journal(tmp_path: Path) -> None:
+    run = ["arbiter", "--broker", "mqtt://localhost", "--data-dir", str(tmp_path / "d"),
+           "--pairings", str(tmp_path / "none.csv")]
+    assert resource_warnings(lambda: main(run)) == []
+    assert (tmp_path / "d" / "actions.jsonl").exists()
+
+
+@pytest.mark.parametrize("board_no", ["x", "", "1.5", "9" * 5000])
+def test_sending_a_pairing_with_no_board_number_is_a_clear_refusal(setup, board_no: str) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    token = login(client)
+    response = client.post("/arbiter/pairings/send",
+                           data={"csrf": token, "round": "4", "board_no": board_no})
+    assert response.status_code == 400 and "board" in response.json()["error"]
+    assert hallway.sent == []

@@ -10,6 +10,7 @@ detection once (lila #20307), so a number must stay a number.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,10 +40,12 @@ def parse_request(text: str | bytes) -> Request:
     if isinstance(text, bytes):
         raise RequestError("binary frames are not understood: send JSON text")
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_not_json, parse_float=_finite)
     except ValueError as exc:
         raise RequestError(f"not valid JSON ({exc.__class__.__name__}: {exc}): "
                            f"{_shown(text)}") from None
+    except RecursionError:  # json recurses per level: a frame of "[[[[..." runs it out
+        raise RequestError(f"not JSON this board reads (nested too deep): {_shown(text)}") from None
     if not isinstance(data, dict):
         raise RequestError(f"a request must be a JSON object, got {_shown(text)}")
     request_id = data.get("id")
@@ -51,6 +54,19 @@ def parse_request(text: str | bytes) -> Request:
         raise RequestError(f"a request needs a \"call\" naming what to do, got {_shown(text)}",
                            request_id)
     return Request(request_id, call, data.get("param"))
+
+
+def _not_json(constant: str) -> None:
+    """NaN and Infinity: Python's json takes them, JSON does not; an id echoed with one
+    would make the answer text no client can parse."""
+    raise ValueError(f"{constant} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} is too large for a JSON number")
+    return value
 
 
 def _shown(text: str) -> str:

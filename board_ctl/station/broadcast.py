@@ -9,12 +9,14 @@ stays until the board (or the arbiter) has a result."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable
+import weakref
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 
 import chess
 import chess.pgn
 
+from board_ctl.pgntags import escape
 from board_ctl.station.model import Game, Hall, Player
 from board_ctl.station.pairings import Pairing
 
@@ -63,8 +65,10 @@ def entry_pgn(entry: Entry, round_name: str, event: str, site: str) -> chess.pgn
     black, black_id = _player(game.black if game else None,
                               pairing.black if pairing else None,
                               pairing.black_fide_id if pairing else None)
-    day = dt.datetime.fromtimestamp((game.last_time_ms or game.first_seen_ms) / 1000,
-                                    dt.timezone.utc).date() if game else None
+    # The day the game began (PGN 8.1.1.3) where it is played: the station's time zone,
+    # as the board's own PGN has it; not UTC, and not a day that turns at midnight.
+    day = dt.datetime.fromtimestamp(
+        (game.first_time_ms or game.first_seen_ms) / 1000).date() if game else None
     headers = pgn.headers
     headers["Event"] = (game.event if game and game.event else None) or event
     headers["Site"] = (game.site if game and game.site else None) or site
@@ -96,11 +100,43 @@ def entry_pgn(entry: Entry, round_name: str, event: str, site: str) -> chess.pgn
     return pgn
 
 
+class _Exporter(chess.pgn.StringExporter):
+    """python-chess writes a tag's value as it is; the PGN standard escapes a quote and
+    a backslash in it, and lichess and pgn-extract read it so."""
+
+    def visit_header(self, tagname: str, tagvalue: str) -> None:
+        super().visit_header(tagname, escape(tagvalue))
+
+
+# A round is asked for every few seconds by each poller, and rendered again by the
+# pusher after every change, on the station's event loop: a game's text is kept with what
+# it was made of and made again only when that changes (a game's moves are only ever
+# added, so their number stands for them). Rendering every game each time held the loop
+# for over a second a request at 100 boards of 80 moves.
+_rendered: weakref.WeakKeyDictionary[Hall, dict[tuple[str, str], tuple[Hashable, str]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _entry_text(hall: Hall, entry: Entry, round_name: str, event: str, site: str) -> str:
+    game = entry.game
+    key: Hashable = None
+    if game is not None:
+        key = (round_name, entry.board_no, entry.pairing, event, site, game.event, game.site,
+               game.white, game.black, game.result, game.start_fen,
+               game.first_time_ms or game.first_seen_ms, len(game.known_moves()))
+        held = _rendered.setdefault(hall, {}).get((game.board, game.game))
+        if held is not None and held[0] == key:
+            return held[1]
+    exporter = _Exporter(headers=True, variations=False, comments=True)
+    text: str = entry_pgn(entry, round_name, event, site).accept(exporter)
+    if game is not None:
+        _rendered[hall][(game.board, game.game)] = (key, text)
+    return text
+
+
 def round_pgn(hall: Hall, round_name: str, pairings: Iterable[Pairing],
               event: str = "?", site: str = "?") -> str:
     """Every game of the round, in board order, as one PGN text ("" for no game)."""
-    exporter_texts = []
-    for entry in round_entries(hall, round_name, list(pairings)):
-        exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
-        exporter_texts.append(entry_pgn(entry, round_name, event, site).accept(exporter))
-    return "\n\n".join(exporter_texts) + ("\n" if exporter_texts else "")
+    texts = [_entry_text(hall, entry, round_name, event, site)
+             for entry in round_entries(hall, round_name, list(pairings))]
+    return "\n\n".join(texts) + ("\n" if texts else "")

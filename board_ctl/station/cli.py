@@ -106,9 +106,16 @@ def _serve(args: argparse.Namespace) -> int:
     from board_ctl.station.link import BrokerAddress, StationLink
     from board_ctl.station.push import Pusher
     from board_ctl.station.station import Station
+    from board_ctl.errors import TagError
+    from board_ctl.pgntags import check_value
     from board_ctl.station.users import load_users
     from board_ctl.station.web import build_app, load_secret
 
+    for option, name, value in (("--event", "Event", args.event), ("--site", "Site", args.site)):
+        try:  # tags of every game the station sends pairings to, and of the broadcast
+            check_value(name, value)
+        except TagError as exc:
+            raise BoardCtlError(f"{option}: {exc}") from None
     host, port = _listen(args.listen)
     address = BrokerAddress.parse(args.broker,
                                   Path(args.broker_password_file) if args.broker_password_file
@@ -126,37 +133,39 @@ def _serve(args: argparse.Namespace) -> int:
 
     station = Station(data_dir, publish, prefix=args.topic_prefix, event=args.event,
                       site=args.site)
-    if args.pairings:
-        try:
-            text = Path(args.pairings).read_text(encoding="utf-8-sig")
-        except OSError as exc:
-            raise BoardCtlError(f"--pairings: {exc}") from None
-        station.import_pairings("command line", text, args.pairings)
-    link = StationLink(address, station.deliver, station.connection, prefix=args.topic_prefix,
-                       client_id=args.client_id,
-                       ca_file=Path(args.ca_file) if args.ca_file else None)
-    pusher = None
-    if args.push_url:
-        if not args.push_round:
-            raise BoardCtlError("--push-url needs --push-round N")
-        token = None
-        if args.push_token_file:
+    try:  # the journal is closed however the station ends, a bad option included
+        if args.pairings:
             try:
-                token = Path(args.push_token_file).read_text(encoding="utf-8").strip()
+                text = Path(args.pairings).read_text(encoding="utf-8-sig")
             except OSError as exc:
-                raise BoardCtlError(f"--push-token-file: {exc}") from None
-        round_name = str(args.push_round)
-        pusher = Pusher(args.push_url, token, round_name,
-                        lambda: round_pgn(station.hall, round_name, station.pairings,
-                                          station.event, station.site))
-    app = build_app(station, users, load_secret(data_dir / "session.key"),
-                    secure_cookies=args.secure_cookies, pusher=pusher,
-                    on_start=lambda loop: link.start() if link else None,
-                    on_stop=lambda: link.stop() if link else None)
-    print(f"board-ctl arbiter: http://{host}:{port}/ (arbiters: /arbiter), "
-          f"broker {address.host}:{address.port}", file=sys.stderr)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                            timeout_graceful_shutdown=2)
-    uvicorn.Server(config).run()
-    station.close()
+                raise BoardCtlError(f"--pairings: {exc}") from None
+            station.import_pairings("command line", text, args.pairings)
+        link = StationLink(address, station.deliver, station.connection, prefix=args.topic_prefix,
+                           client_id=args.client_id,
+                           ca_file=Path(args.ca_file) if args.ca_file else None)
+        pusher = None
+        if args.push_url:
+            if not args.push_round:
+                raise BoardCtlError("--push-url needs --push-round N")
+            token = None
+            if args.push_token_file:
+                try:
+                    token = Path(args.push_token_file).read_text(encoding="utf-8").strip()
+                except OSError as exc:
+                    raise BoardCtlError(f"--push-token-file: {exc}") from None
+            round_name = str(args.push_round)
+            pusher = Pusher(args.push_url, token, round_name,
+                            lambda: round_pgn(station.hall, round_name, station.pairings,
+                                              station.event, station.site))
+        app = build_app(station, users, load_secret(data_dir / "session.key"),
+                        secure_cookies=args.secure_cookies, pusher=pusher,
+                        on_start=lambda loop: link.start() if link else None,
+                        on_stop=lambda: link.stop() if link else None)
+        print(f"board-ctl arbiter: http://{host}:{port}/ (arbiters: /arbiter), "
+              f"broker {address.host}:{address.port}", file=sys.stderr)
+        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                timeout_graceful_shutdown=2)
+        uvicorn.Server(config).run()
+    finally:
+        station.close()
     return 0

@@ -7,6 +7,7 @@ one-line reason, never half-applied."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ BOARD_TOPICS = frozenset({"status", "state", "move", "alert", "clear", "pgn", "r
 COMMANDS = frozenset({"ack", "result", "players", "new-game", "clock"})
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 SIDES = ("white", "black")
+MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31 23:59:59.999 UTC, the last a date can show
 
 
 class ContractError(BoardCtlError, ValueError):
@@ -61,10 +63,17 @@ def json_payload(payload: bytes) -> dict[str, Any]:
         value = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ContractError(f"not JSON: {exc}") from None
+    except RecursionError:  # json recurses per level: "[[[[..." runs it out
+        raise ContractError("not JSON the station reads: nested too deep") from None
     if not isinstance(value, dict):
         raise ContractError("not a JSON object")
     if value.get("v", 1) != 1:
         raise ContractError(f"unknown version v={value.get('v')!r}")
+    time_ms = value.get("time")
+    if isinstance(time_ms, int) and not isinstance(time_ms, bool) and \
+            not 0 <= time_ms <= MAX_EPOCH_MS:
+        # the pages and the broadcast turn it into a date: it must be one
+        raise ContractError(f"time: {time_ms} is not milliseconds since 1970 up to the year 9999")
     return value
 
 
@@ -81,9 +90,10 @@ def seconds_to_ms(value: Any, what: str) -> int | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ContractError(f"{what}: not a number: {value!r}")
-    if value != value or value in (float("inf"), float("-inf")):
+    ms = value * 1000
+    if not math.isfinite(ms):  # checked after scaling: 1e308 s is no time either
         raise ContractError(f"{what}: not a finite number")
-    return round(value * 1000)
+    return round(ms)
 
 
 def require_int(data: dict[str, Any], key: str) -> int:

@@ -31,6 +31,9 @@ from board_ctl.station.contract import (
     seconds_to_ms,
     text_payload,
 )
+from board_ctl.errors import TagError
+from board_ctl.pgntags import check_value
+from board_ctl.station.pairings import FIDE_ID
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +106,7 @@ class Game:
     game: str
     first_seen_ms: int
     last_time_ms: int = 0            # the newest board time seen for this game
+    first_time_ms: int | None = None  # the oldest: when the game began, as near as known
     state_time_ms: int | None = None  # the newest state applied (older ones are stale)
     event: str | None = None
     site: str | None = None
@@ -225,6 +229,7 @@ class Hall:
         time_ms = data.get("time")
         if isinstance(time_ms, int) and not isinstance(time_ms, bool):
             game.last_time_ms = max(game.last_time_ms, time_ms)
+            game.first_time_ms = min(game.first_time_ms or time_ms, time_ms)
         current = board.game
         # The board's current game is the one it published last, by its own clock: a
         # late message of an old game (republished after a reconnection) does not
@@ -236,6 +241,8 @@ class Hall:
 
     def _on_state(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)
+        # Every field is read and checked before anything is applied: a state refused
+        # for one field leaves the game as it was.
         time_ms = require_int(data, "time")
         if data.get("game") is None:  # no game: the board waits for the next start position
             current = board.game
@@ -245,16 +252,33 @@ class Hall:
                 board.setting_up_ms = time_ms
                 return Change(board.board, "state")
             return None
-        fen = require_str(data, "fen")
-        try:
-            chess.Board(fen)
-        except ValueError:
-            raise ContractError(f"fen: not a position: {fen!r}") from None
+        fen = position(require_str(data, "fen"), "fen")
         ply = require_int(data, "ply")
         clock = self._clock(data.get("clock"), time_ms)
         result = data.get("result", "*")
         if result not in RESULTS and result != "*":
             raise ContractError(f"result: {result!r}")
+        start_fen = optional_str(data, "start_fen")
+        if start_fen is not None:
+            start_fen = position(start_fen, "start_fen")
+        turn = data.get("turn")
+        termination = optional_str(data, "termination") or ""
+        phase = optional_str(data, "phase")
+        link = optional_str(data, "link")
+        last = data.get("last_move")
+        if last is not None:
+            if not isinstance(last, dict):
+                raise ContractError("last_move: not an object")
+            if last.get("uci") is not None:
+                uci_move(last["uci"], "last_move.uci")
+        # Tags go into the broadcast's PGN: one that cannot be a PGN tag is left out.
+        where = board.board
+        event = tag(where, "Event", optional_str(data, "event"))
+        site = tag(where, "Site", optional_str(data, "site"))
+        round_name = tag(where, "Round", optional_str(data, "round"))
+        board_no = data.get("board_no")
+        white = self._player(data.get("white"), where, "White")
+        black = self._player(data.get("black"), where, "Black")
         game = self._game(board, data, now)
         if game.state_time_ms is not None and time_ms < game.state_time_ms:
             return None  # an older state delivered late: the newer one stands
@@ -262,34 +286,36 @@ class Hall:
             board.setting_up_ms = None  # a game is on the board again
         game.state_time_ms = time_ms
         game.fen, game.ply, game.clock, game.result = fen, ply, clock, result
-        game.start_fen = optional_str(data, "start_fen") or game.start_fen
-        turn = data.get("turn")
+        game.start_fen = start_fen or game.start_fen
         game.turn = turn if isinstance(turn, str) and turn in SIDES else game.turn
-        game.termination = optional_str(data, "termination") or ""
-        game.phase = optional_str(data, "phase") or game.phase
-        game.link = optional_str(data, "link") or game.link
-        last = data.get("last_move")
+        game.termination = termination
+        game.phase = phase or game.phase
+        game.link = link or game.link
         game.last_move = last if isinstance(last, dict) else None
-        game.event = optional_str(data, "event")
-        game.site = optional_str(data, "site")
-        game.round = optional_str(data, "round")
-        board_no = data.get("board_no")
-        game.board_no = board_no if isinstance(board_no, int) and not isinstance(board_no, bool) else None
-        game.white = self._player(data.get("white"))
-        game.black = self._player(data.get("black"))
+        game.event, game.site, game.round = event, site, round_name
+        # boards count from 1 (the Round tag is "<round>.<board>"); anything else: unnumbered
+        game.board_no = (board_no if isinstance(board_no, int) and not isinstance(board_no, bool)
+                         and board_no >= 1 else None)
+        game.white, game.black = white, black
         new_alert = self._sync_alerts(game, data.get("alerts"), now)
         self._fill_from_pgn(board)
         return Change(board.board, "state", game.game, new_alert=new_alert)
 
     @staticmethod
-    def _player(value: Any) -> Player:
+    def _player(value: Any, where: str, side: str) -> Player:
         if isinstance(value, str):
-            return Player(value or None)
+            value = {"name": value}
         if not isinstance(value, dict):
             return Player()
+        name = tag(where, side, optional_str(value, "name") or None)
         fide = value.get("fide_id")
-        return Player(optional_str(value, "name") or None,
-                      str(fide) if isinstance(fide, (str, int)) and fide != "" else None)
+        if isinstance(fide, int) and not isinstance(fide, bool):
+            fide = str(fide)
+        fide_id = fide if isinstance(fide, str) and FIDE_ID.fullmatch(fide) else None
+        if fide_id is None and fide not in (None, ""):
+            log.warning("%s: tag %sFideId: %r is not a FIDE id (digits); tag left out",
+                        where, side, fide)
+        return Player(name, fide_id)
 
     @staticmethod
     def _clock(value: Any, time_ms: int) -> ClockReading | None:
@@ -378,7 +404,8 @@ class Hall:
         ply = require_int(data, "ply")
         if ply < 1:
             raise ContractError(f"ply: {ply} (plies count from 1)")
-        move = Move(ply=ply, san=require_str(data, "san"), uci=require_str(data, "uci"),
+        move = Move(ply=ply, san=require_str(data, "san"),
+                    uci=uci_move(require_str(data, "uci"), "uci"),
                     fen=optional_str(data, "fen"),
                     clock_ms=seconds_to_ms(data.get("clock"), "clock"),
                     elapsed_ms=seconds_to_ms(data.get("elapsed"), "elapsed"),
@@ -502,6 +529,39 @@ class Hall:
     def finished_games(self) -> list[Game]:
         games = [g for b in self.boards.values() for g in b.games.values() if g.finished]
         return sorted(games, key=lambda g: (g.last_time_ms, g.board, g.game))
+
+
+def position(fen: str, what: str) -> str:
+    """`fen` if python-chess reads it as a position (the pages and the broadcast build
+    boards from it), else ContractError."""
+    try:
+        chess.Board(fen)
+    except ValueError:
+        raise ContractError(f"{what}: not a position: {fen[:100]!r}") from None
+    return fen
+
+
+def tag(where: str, name: str, value: str | None) -> str | None:
+    """`value` if tag `name` may carry it (the project's PGN tag rules, board_ctl.pgntags);
+    else None, logged as left out."""
+    if value is None:
+        return None
+    try:
+        return check_value(name, value)
+    except TagError as exc:
+        log.warning("%s: %s; tag left out", where, exc)
+        return None
+
+
+def uci_move(uci: object, what: str) -> str:
+    """`uci` if it is a move in UCI (the diagrams draw it), else ContractError."""
+    try:
+        if not isinstance(uci, str):
+            raise ValueError
+        chess.Move.from_uci(uci)
+    except ValueError:
+        raise ContractError(f"{what}: not a move in UCI: {str(uci)[:20]!r}") from None
+    return uci
 
 
 def placement(fen: str) -> str:

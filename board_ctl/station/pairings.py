@@ -17,7 +17,8 @@ import io
 import re
 from dataclasses import dataclass
 
-from board_ctl.errors import BoardCtlError
+from board_ctl.errors import BoardCtlError, TagError
+from board_ctl.pgntags import check_value
 from board_ctl.station.contract import BOARD_ID
 
 FIDE_ID = re.compile(r"[0-9]{1,10}")
@@ -120,9 +121,14 @@ def _pairing(cells: dict[str, str], where: str) -> Pairing:
         if not name:
             raise PairingsError(f"{where}: no {side} player")
         if any(ch in name for ch in '"\\\n\r'):
+            # A quote or backslash would be written escaped by the broadcast, but a board
+            # may write its own PGN without escaping: refused here, where a person can fix it.
             raise PairingsError(f"{where}: {side} player {name!r}: quotes, backslashes and "
                                 "line breaks cannot go into a PGN tag")
-        names[side] = name
+        try:
+            names[side] = check_value(side.capitalize(), name)
+        except TagError as exc:
+            raise PairingsError(f"{where}: {side} player: {exc}") from None
     fide: dict[str, str | None] = {}
     for side in ("white", "black"):
         value = cells.get(f"{side}_fide_id", "")

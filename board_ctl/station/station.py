@@ -20,7 +20,7 @@ from board_ctl.errors import BoardCtlError
 from board_ctl.station.actionlog import ActionLog
 from board_ctl.station.contract import RESULTS, command_topic
 from board_ctl.station.model import Board, Change, Hall
-from board_ctl.station.pairings import Pairing, parse_pairings
+from board_ctl.station.pairings import ROUND, Pairing, parse_pairings
 from board_ctl.station.results import ResultLog
 from board_ctl.station.views import card, detail
 
@@ -303,7 +303,12 @@ class Station:
         names = {p.round for p in self.pairings}
         for board in self.hall.boards.values():
             names.update(g.round for g in board.games.values() if g.round)
-        return sorted(names, key=lambda r: (not r.isdigit(), int(r) if r.isdigit() else 0, r))
+        # A board may name its round anything: only ASCII digits are a number ("²" is a
+        # digit to str.isdigit(), and int() refuses it).
+        def key(name: str) -> tuple[bool, int, str]:
+            number = ROUND.fullmatch(name) is not None
+            return (not number, int(name) if number else 0, name)
+        return sorted(names, key=key)
 
     # ---- the pages' feed -----------------------------------------------------------
 

@@ -13,6 +13,7 @@ import hmac
 import os
 import re
 import secrets
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,7 +87,14 @@ def parse_users(text: str, source: str = "users") -> dict[str, User]:
 
 
 def load_users(path: Path) -> dict[str, User]:
+    """The users of the file (none when it does not exist); UsersError when it cannot be
+    used, also when others than its owner may read or write it: its hashes are what a
+    password guesser needs, and whoever can write it can make himself an arbiter."""
     try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            raise UsersError(f"{path} is open to other users (mode {mode:04o}): run "
+                             f"chmod 600 {path} (only its owner may read or change it)")
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return {}

@@ -9,6 +9,7 @@ so signing out ends it for good."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import logging
@@ -41,15 +42,17 @@ from starlette.templating import Jinja2Templates
 
 from board_ctl.errors import BoardCtlError
 from board_ctl.station.broadcast import round_pgn
+from board_ctl.station.pairings import ROUND
 from board_ctl.station.push import Pusher
-from board_ctl.station.station import Station
-from board_ctl.station.users import User
+from board_ctl.station.station import CommandError, Station
+from board_ctl.station.users import User, make_user
 
 log = logging.getLogger(__name__)
 SESSION_S = 12 * 3600
 KEEPALIVE_S = 15.0
 LOGIN_FAILURES = 5          # then the name is locked for LOCK_S
 LOCK_S = 60.0
+FAILURES_KEPT = 1000        # (name, address) pairs remembered before the stale are forgotten
 MAX_UPLOAD = 1_000_000
 CLOCK_TEXT = re.compile(r"(?:(\d+):)?(\d{1,3}):([0-5]\d)(?:\.(\d{1,3}))?|(\d+(?:\.\d{1,3})?)")
 
@@ -76,21 +79,26 @@ class WebSession:
 class Sessions:
     """Signed-in arbiters by random session id; in memory, so a restart signs out."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._sessions: dict[str, WebSession] = {}
-        self._failures: dict[str, list[float]] = {}
+        # Failed sign-ins by (name, client address): the spectators' page is public, so
+        # anyone in the hall reaches the sign-in form, and a lock on the name alone let
+        # him lock the arbiters out of the station with five wrong passwords a minute.
+        self._failures: dict[tuple[str, str], list[float]] = {}
+        self._prune_at = FAILURES_KEPT  # doubles past a spray of fresh names: amortised O(1)
+        self._clock = clock
 
     def create(self, user: str) -> str:
         sid = secrets.token_urlsafe(32)
         self._sessions[sid] = WebSession(user, secrets.token_urlsafe(32),
-                                         time.monotonic() + SESSION_S)
+                                         self._clock() + SESSION_S)
         return sid
 
     def get(self, sid: Any) -> WebSession | None:
         if not isinstance(sid, str):
             return None
         session = self._sessions.get(sid)
-        if session is None or session.expires < time.monotonic():
+        if session is None or session.expires < self._clock():
             self._sessions.pop(sid, None)
             return None
         return session
@@ -99,14 +107,23 @@ class Sessions:
         if isinstance(sid, str):
             self._sessions.pop(sid, None)
 
-    def locked(self, name: str) -> bool:
-        now = time.monotonic()
-        recent = [t for t in self._failures.get(name, []) if now - t < LOCK_S]
-        self._failures[name] = recent
+    def locked(self, name: str, client: str) -> bool:
+        now = self._clock()
+        key = (name, client)
+        recent = [t for t in self._failures.get(key, []) if now - t < LOCK_S]
+        if recent:
+            self._failures[key] = recent
+        else:
+            self._failures.pop(key, None)
         return len(recent) >= LOGIN_FAILURES
 
-    def failed(self, name: str) -> None:
-        self._failures.setdefault(name, []).append(time.monotonic())
+    def failed(self, name: str, client: str) -> None:
+        now = self._clock()
+        if len(self._failures) >= self._prune_at:  # names sprayed: forget the stale ones
+            self._failures = {key: times for key, times in self._failures.items()
+                              if now - times[-1] < LOCK_S}
+            self._prune_at = max(FAILURES_KEPT, 2 * len(self._failures))
+        self._failures.setdefault((name, client), []).append(now)
 
 
 def _templates() -> Jinja2Templates:
@@ -145,15 +162,18 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
                 if request.method == "GET":
                     return RedirectResponse(f"/login?next={request.url.path}", status_code=303)
                 return JSONResponse({"error": "sign in first"}, status_code=401)
-            if request.method == "POST":
-                form = await request.form(max_part_size=MAX_UPLOAD)
-                token = request.headers.get("x-csrf-token") or form.get("csrf")
-                if not isinstance(token, str) or not hmac.compare_digest(token, session.csrf):
-                    log.warning("refused a POST to %s by %s: bad CSRF token",
-                                request.url.path, session.user)
-                    return JSONResponse({"error": "the page is out of date: reload it"},
-                                        status_code=403)
-            return await handler(request, session)
+            try:
+                if request.method == "POST":
+                    form = await request.form(max_part_size=MAX_UPLOAD)
+                    token = request.headers.get("x-csrf-token") or form.get("csrf")
+                    if not isinstance(token, str) or not hmac.compare_digest(token, session.csrf):
+                        log.warning("refused a POST to %s by %s: bad CSRF token",
+                                    request.url.path, session.user)
+                        return JSONResponse({"error": "the page is out of date: reload it"},
+                                            status_code=403)
+                return await handler(request, session)
+            finally:
+                await request.close()  # Starlette leaves an uploaded file's temporary open
         return wrapped
 
     # ---- public --------------------------------------------------------------------
@@ -206,8 +226,8 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
 
     async def broadcast_round(request: Request) -> Response:
         round_name = request.path_params["round"]
-        if not round_name.isdigit():
-            return PlainTextResponse("round-<n>: a round number", status_code=404)
+        if not ROUND.fullmatch(round_name):  # ASCII digits: "²".isdigit() is true too
+            return PlainTextResponse("round-<n>: a round number (1 to 4 digits)", status_code=404)
         round_name = str(int(round_name))
         text = round_pgn(station.hall, round_name, station.pairings, station.event,
                          station.site)
@@ -234,21 +254,24 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
         password = str(form.get("password", ""))
         next_url = _safe_next(str(form.get("next", "")))
         expected = request.session.get("login_csrf")
+        client = request.client.host if request.client else ""
         error = None
         if not expected or not hmac.compare_digest(str(form.get("csrf", "")), str(expected)):
             error = "The sign-in form was out of date: try again."
-        elif sessions.locked(name):
+        elif sessions.locked(name, client):
             error = "Too many failed attempts: wait a minute."
         else:
             user = users.get(name)
-            ok = await asyncio.to_thread(user.check, password) if user else False
-            if ok:
+            # An unknown name costs the same scrypt as a wrong password: the answer's time
+            # must not tell which names are arbiters.
+            checked = await asyncio.to_thread((user or _decoy()).check, password)
+            if checked and user is not None:
                 request.session.pop("login_csrf", None)
                 sessions.end(request.session.get("sid"))
                 request.session["sid"] = sessions.create(name)
                 log.info("%s signed in", name)
                 return RedirectResponse(next_url, status_code=303)
-            sessions.failed(name)
+            sessions.failed(name, client)
             log.warning("failed sign-in for %r", name)
             error = "Unknown user or wrong password."
         request.session["login_csrf"] = secrets.token_urlsafe(16)
@@ -368,8 +391,10 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
     @login_required
     async def pairing_send(request: Request, session: WebSession) -> Response:
         form = await request.form()
-        station.send_pairing_now(session.user, str(form.get("round", "")),
-                                 int(str(form.get("board_no", "0")) or 0))
+        board_no = str(form.get("board_no", ""))
+        if not re.fullmatch(r"[0-9]{1,6}", board_no):  # int() of anything else raised: a 500
+            raise CommandError(f"board {board_no[:20]!r} is not a board number")
+        station.send_pairing_now(session.user, str(form.get("round", "")), int(board_no))
         return RedirectResponse("/arbiter/pairings", status_code=303)
 
     @login_required
@@ -425,6 +450,12 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
                              same_site="strict", https_only=secure_cookies)]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
                      exception_handlers={BoardCtlError: on_error})
+
+
+@functools.cache
+def _decoy() -> User:
+    """A user nobody can sign in as, checked in place of an unknown name."""
+    return make_user("nobody", secrets.token_urlsafe(32))
 
 
 def _safe_next(value: str | None) -> str:
