@@ -25,6 +25,8 @@ from board_ctl.livechess.address import parse_listen
 from board_ctl.printable import quoted
 
 BACKENDS = ("serial", "gpio", "emulator")
+ENGINE_SIDES = ("white", "black", "random")
+PLAYERS = ("random", "engine")
 VIEWS = ("auto", "rich", "plain", "none")
 MAX_BCM_PIN = 27  # GPIO0-27 on the 40-pin header
 MAX_CONFIG_BYTES = 1 << 20  # a config is a few kB; more is not a config (or /dev/zero)
@@ -123,6 +125,10 @@ class SerialConfig:
 class EmulatorConfig:
     log: str = ""  # empty: the built-in demo game
     speed: float = field(default=4.0, metadata=_range(0.01, 1000.0))
+    # With [opponent]: how the emulator chooses the person's moves (random legal moves,
+    # or the engine at its weakest) and the seed of its choices and hands ("": random).
+    player: str = field(default="random", metadata=_choices(*PLAYERS))
+    seed: int | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +146,8 @@ class ButtonPins:
     resign_white: int | None = _pin()
     resign_black: int | None = _pin()
     arbiter: int | None = _pin()
+    takeback: int | None = _pin()
+    hint: int | None = _pin()
 
 
 @dataclass(frozen=True)
@@ -163,6 +171,13 @@ class StatusConfig:
     alert: int | None = _pin()
     game_over: int | None = _pin()
     buzzer: int | None = _pin()
+    # Playing a computer: its LED (thinking, its move shown, a hint), and the piece its
+    # shown move promotes to (beside the promotion selector's buttons).
+    computer: int | None = _pin()
+    promote_q: int | None = _pin()
+    promote_r: int | None = _pin()
+    promote_b: int | None = _pin()
+    promote_n: int | None = _pin()
     active_high: bool = True
 
     @property
@@ -206,6 +221,18 @@ class DisplayConfig:
 
 
 @dataclass(frozen=True)
+class OpponentConfig:
+    """A computer as one of the players (board-ctl run --opponent)."""
+
+    engine: str = ""  # "": two players at the board; else a UCI engine's name or path
+    side: str = field(default="black", metadata=_choices(*ENGINE_SIDES))  # the engine's
+    level: int | None = field(default=None, metadata=_range(0, 20))  # UCI Skill Level
+    elo: int | None = field(default=None, metadata=_range(100, 4000))  # UCI_Elo
+    movetime: float | None = field(default=None, metadata=_range(0.01, 3600.0))  # s a move
+    book: str = ""  # a Polyglot opening book
+
+
+@dataclass(frozen=True)
 class MqttConfig:
     """Publishing to the hall's broker (board_ctl.hall); url "": not published."""
 
@@ -246,6 +273,7 @@ class Config:
     game: GameConfig = field(default_factory=GameConfig)
     output: OutputConfig = field(default_factory=OutputConfig)
     display: DisplayConfig = field(default_factory=DisplayConfig)
+    opponent: OpponentConfig = field(default_factory=OpponentConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)
     livechess: LiveChessConfig = field(default_factory=LiveChessConfig)
     source: str = field(default="", metadata={"internal": True})  # the file it came from
@@ -412,8 +440,16 @@ def _check_range(value: float, name: str, meta: Mapping[str, Any]) -> None:
 
 
 def _check_cross(config: Config) -> None:
-    """Checks that need several keys (or a file): the emulator's log, the MQTT board id,
-    the LiveChess address, and no GPIO pin used twice."""
+    """Checks that need several keys (or a file): the emulator's log, the opponent, the
+    MQTT board id, the LiveChess address, and no GPIO pin used twice."""
+    opponent = config.opponent
+    if opponent.engine and opponent.level is not None and opponent.elo is not None:
+        raise ConfigError("opponent.level and opponent.elo both set: choose one")
+    if opponent.engine and config.board.backend == "emulator" and config.emulator.log:
+        raise ConfigError("emulator.log with opponent.engine: the emulator plays the "
+                          "person's side itself; leave emulator.log empty")
+    if opponent.book and not Path(opponent.book).expanduser().is_file():
+        raise ConfigError(f"opponent.book: no such file {opponent.book}")
     if config.board.backend == "emulator" and config.emulator.log:
         _check_emulator_log(config.emulator.log)
     if config.mqtt.url:

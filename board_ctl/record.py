@@ -19,7 +19,9 @@ from board_ctl.core.effects import (
     MoveMade,
     Note,
     Penalty,
+    Remote,
     TagsChanged,
+    TakenBack,
 )
 from board_ctl.pgntags import check_tags, header_line
 from board_ctl.sensorlog import SIDE_NAMES
@@ -65,6 +67,8 @@ def report_object(effect: Effect) -> dict[str, Any] | None:
             return {"t": t, "kind": "tags", "tags": dict(tags)}
         case LedFrame():
             return led_object(effect)
+        case TakenBack(plies=plies):
+            return {"t": t, "kind": "takeback", "plies": plies}
     return None
 
 
@@ -82,10 +86,22 @@ def led_object(frame: LedFrame) -> dict[str, Any]:
             "black_to_move": status.black_to_move,
             "alert": status.alert.name.lower() if status.alert is not None else "off",
             "game_over": status.game_over,
+            **_remote_status(frame),
         },
         "buzzer": frame.buzzer.name.lower(),
         "guidance": [[chess.square_name(a), chess.square_name(b)] for a, b in frame.guidance],
     }
+
+
+def _remote_status(frame: LedFrame) -> dict[str, Any]:
+    """Against a computer: what the status LEDs say of it (absent otherwise)."""
+    status = frame.status
+    if status.remote == Remote.NONE:
+        return {}
+    shown: dict[str, Any] = {"remote": status.remote.name.lower()}
+    if status.promotion is not None:
+        shown["promotion"] = chess.piece_symbol(status.promotion)
+    return shown
 
 
 @dataclass
@@ -108,6 +124,13 @@ class GameRecord:
         match effect:
             case MoveMade():
                 self.moves.append(effect)
+            case TakenBack(plies=plies):
+                kept = max(len(self.moves) - plies, 0)
+                undone = " ".join(m.san for m in self.moves[kept:])
+                del self.moves[kept:]
+                for ply in sorted(p for p in self.comments if p > kept):
+                    self.comments.setdefault(kept, []).extend(self.comments.pop(ply))
+                self.comments.setdefault(kept, []).append(f"taken back: {undone}")
             case GameOver():
                 self.result = effect
             case Alert(code=code, text=text):

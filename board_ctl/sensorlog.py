@@ -70,6 +70,7 @@ class StartInfo:
     fen: str = chess.STARTING_FEN
     time_control: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
+    remote: chess.Color | None = None  # the side a computer plays (None: both at the board)
     # What was wrong with the line and left out (the rest of it still counts).
     problems: tuple[str, ...] = field(default=(), compare=False)
 
@@ -161,7 +162,13 @@ def _start(obj: dict[str, Any]) -> StartInfo:
         tags = {}
     good, bad = check_tags(tags)
     problems.extend(bad)
-    return StartInfo(fen=board.fen(), time_control=tc, tags=good, problems=tuple(problems))
+    remote = obj.get("remote")
+    if remote is not None and remote not in SIDES:
+        problems.append(f"'remote' must be \"white\" or \"black\", not {quoted(remote)}; "
+                        "left out")
+        remote = None
+    return StartInfo(fen=board.fen(), time_control=tc, tags=good,
+                     remote=None if remote is None else SIDES[remote], problems=tuple(problems))
 
 
 def _snapshot(obj: dict[str, Any], t: float, problems: list[str]) -> ev.Snapshot:
@@ -196,6 +203,19 @@ def _clock(obj: dict[str, Any], t: float, problems: list[str]) -> ev.ClockPresse
                 f"{name!r} is {value:g} s, more than a clock shows (999:59:59): kept as "
                 "read, for the referee to judge (a clock fault)"))
     return ev.ClockPressed(t, side, times)
+
+
+def _uci(obj: dict[str, Any]) -> chess.Move:
+    text = obj.get("uci")
+    try:
+        if not isinstance(text, str):
+            raise ValueError
+        move = chess.Move.from_uci(text)
+    except ValueError:
+        raise ValueError(f"'uci' must be a move such as \"e7e5\", not {quoted(text)}") from None
+    if not move:
+        raise ValueError("'uci' must be a move, not the null move")
+    return move
 
 
 def _promote(obj: dict[str, Any], t: float, problems: list[str]) -> ev.PromotionChosen:
@@ -249,6 +269,11 @@ _PARSERS: dict[str, Callable[[dict[str, Any], float, list[str]], ev.Event]] = {
     "claim": lambda o, t, p: ev.DrawClaimed(t, _side(o)),
     "snapshot": _snapshot,
     "promote": _promote,
+    # The remote side (a computer) and the buttons for playing it.
+    "opponent-move": lambda o, t, p: ev.OpponentMoved(t, _uci(o)),
+    "hint": lambda o, t, p: ev.HintAsked(t),
+    "hint-move": lambda o, t, p: ev.HintGiven(t, _uci(o)),
+    "takeback": lambda o, t, p: ev.TakebackAsked(t),
     "arbiter-result": _arbiter_result,
     "set-clocks": _set_clocks,
     "tags": _tags,
@@ -469,6 +494,14 @@ def event_to_json(event: ev.Event) -> dict[str, Any]:
         case ev.Snapshot(occupied=bits):
             return {"t": t, "ev": "snapshot",
                     "occupied": [chess.square_name(s) for s in chess.scan_forward(bits)]}
+        case ev.OpponentMoved(move=move):
+            return {"t": t, "ev": "opponent-move", "uci": move.uci()}
+        case ev.HintAsked():
+            return {"t": t, "ev": "hint"}
+        case ev.HintGiven(move=move):
+            return {"t": t, "ev": "hint-move", "uci": move.uci()}
+        case ev.TakebackAsked():
+            return {"t": t, "ev": "takeback"}
         case ev.ArbiterResult(result=result, reason=reason, by=by, ref=ref):
             return _ordered({"t": t, "ev": "arbiter-result", "result": result,
                              "reason": reason}, by, ref)
@@ -495,6 +528,8 @@ def start_to_json(start: StartInfo) -> dict[str, Any]:
         obj["time_control"] = start.time_control
     if start.tags:
         obj["tags"] = start.tags
+    if start.remote is not None:
+        obj["remote"] = SIDE_NAMES[start.remote]
     return obj
 
 

@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 EMULATOR_FIRMWARE = "emulator 0.1.0"
 _BUTTONS: dict[type, int] = {ev.Resigned: P.RESIGN, ev.DrawOffered: P.DRAW_OFFER,
             ev.DrawAccepted: P.DRAW_ACCEPT, ev.DrawClaimed: P.CLAIM}
+_UNSIDED: dict[type, int] = {ev.TakebackAsked: P.TAKEBACK, ev.HintAsked: P.HINT}
 _PROMOTIONS = {chess.QUEEN: P.PROMOTE_Q, chess.ROOK: P.PROMOTE_R,
                chess.BISHOP: P.PROMOTE_B, chess.KNIGHT: P.PROMOTE_N}
 
@@ -200,6 +201,8 @@ class Emulator:
             self.send(P.BUTTON, _PROMOTIONS[event.piece], P.NO_SIDE, ms)
         elif isinstance(event, (ev.Resigned, ev.DrawOffered, ev.DrawAccepted, ev.DrawClaimed)):
             self.send(P.BUTTON, _BUTTONS[type(event)], P.WHITE if event.side else P.BLACK, ms)
+        elif type(event) in _UNSIDED:
+            self.send(P.BUTTON, _UNSIDED[type(event)], P.NO_SIDE, ms)
         elif isinstance(event, ev.Snapshot):  # the log's board reconnected here
             self.occupied = event.occupied
             self.send(P.SNAPSHOT, self.occupied, ms, P.ON_CONNECT)
@@ -415,6 +418,9 @@ class Emulator:
                     self.emit(kinds[word](0.0, arg in ("w", "white")), now)
                 elif word == "arbiter":
                     self.send(P.BUTTON, P.ARBITER, P.NO_SIDE, self.ms(now))
+                elif word in ("takeback", "hint"):
+                    self.emit(ev.TakebackAsked(0.0) if word == "takeback" else ev.HintAsked(0.0),
+                              now)
                 elif word == "garbage":
                     i += 1
                     n = int(arg) if arg.isdigit() else 16
@@ -459,7 +465,7 @@ clock     press the lever of the side to move (as the status LEDs show it);
           w / b press white's / black's
 promote n set the promotion selector (q, r, b, n)
 resign w  | offer w | accept b | claim w   (w or b)
-arbiter   the arbiter button
+arbiter   the arbiter button;  takeback  |  hint   (against a computer)
 snapshot  send a snapshot;  board  show the board;  garbage 20  send line noise
 quit"""
 
@@ -529,6 +535,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the board has an external clock set to BASE seconds (+INC a move) "
                         "that reports its times with every press")
     p.add_argument("--interactive", action="store_true", help="type the board's events")
+    play = p.add_argument_group("playing a computer (the person's side; instead of --log)")
+    play.add_argument("--play", choices=("auto", "white", "black"),
+                      help="play the person's side of games against the host's computer "
+                           "opponent: its own moves, and the computer's it reads from the "
+                           "LEDs (auto: the side the LEDs show as the person's)")
+    play.add_argument("--fen", default=chess.STARTING_FEN, help="the start position")
+    play.add_argument("--seed", type=int, help="seed of the person's choices and hands")
+    play.add_argument("--player", choices=("random", "engine"), default="random",
+                      help="the person's moves: random legal moves, or a weak engine")
+    play.add_argument("--player-engine", default="stockfish", metavar="ENGINE",
+                      help="the weak engine for --player engine (name or path)")
+    play.add_argument("--clock", action="store_true",
+                      help="the person presses his clock lever after each move")
+    play.add_argument("--games", type=int, default=1, metavar="N",
+                      help="games to play, setting the pieces up again between (0: until "
+                           "stopped)")
+    play.add_argument("--script", default="", metavar="ITEMS",
+                      help="buttons and slips: hint@N, takeback@N, offer@N, resign@N "
+                           "(his N-th move), mistake@N (the computer's N-th move put on "
+                           "a wrong square first)")
     p.add_argument("-v", "--verbose", action="store_true")
     return p
 
@@ -538,8 +564,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="board-emulator: %(message)s", stream=sys.stderr)
+    if args.play is not None:
+        return _play(args, parser)
     if args.log is None and not args.interactive:
-        parser.error("--log is required (or --interactive)")
+        parser.error("--log is required (or --interactive, or --play)")
     if args.until is not None and args.until < args.start_at:
         parser.error("--until must not be before --start-at")
     script: list[ev.Event] = []
@@ -589,6 +617,50 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if record is not None:
             record.close()
+
+
+def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    """--play: a person at the board plays the host's computer opponent."""
+    import random as random_
+
+    from board_ctl.errors import BoardCtlError
+    from firmware_bridge.player import Person, PlayerEmulator, Script, engine_chooser
+
+    try:
+        board = chess.Board(args.fen)
+        script = Script.parse(args.script)
+    except ValueError as exc:
+        parser.error(str(exc))
+    seed = args.seed if args.seed is not None else random_.randrange(2**32)
+    log.info("person: seed %d", seed)
+    chooser, close = None, None
+    if args.player == "engine":
+        try:
+            chooser, close = engine_chooser(args.player_engine, seed)
+        except (BoardCtlError, OSError) as exc:
+            parser.exit(2, f"board-emulator: {exc}\n")
+    person = Person(board.fen(), seed=seed, chooser=chooser, use_clock=args.clock,
+                    side=None if args.play == "auto" else args.play == "white",
+                    script=script)
+    record = args.record.open("w", encoding="utf-8") if args.record else None
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+    emulator = PlayerEmulator(
+        PtyLink(args.link), [], board.occupied, speed=args.speed, heartbeat=args.heartbeat,
+        drain_timeout=args.drain_timeout, yank_at=args.yank_at, yank_for=args.yank_for,
+        record=record)
+    emulator.person = person
+    emulator.games = args.games
+    try:
+        return emulator.run()
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        for line in person.log:
+            log.info("person: %s", line)
+        if record is not None:
+            record.close()
+        if close is not None:
+            close()
 
 
 if __name__ == "__main__":

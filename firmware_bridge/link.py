@@ -39,7 +39,15 @@ import serial
 
 from board_ctl import __version__
 from board_ctl.core import events as ev
-from board_ctl.core.effects import Blink, Buzzer, Colour, LedFrame, SquareLight, StatusLights
+from board_ctl.core.effects import (
+    Blink,
+    Buzzer,
+    Colour,
+    LedFrame,
+    Remote,
+    SquareLight,
+    StatusLights,
+)
 from board_ctl.errors import BoardCtlError
 from board_ctl.printable import printable
 from firmware_bridge import protocol as P
@@ -59,6 +67,9 @@ _PROMOTIONS = {P.PROMOTE_Q: chess.QUEEN, P.PROMOTE_R: chess.ROOK,
 _SIDED: dict[int, Callable[[float, chess.Color], ev.Event]] = {
     P.DRAW_OFFER: ev.DrawOffered, P.DRAW_ACCEPT: ev.DrawAccepted,
     P.CLAIM: ev.DrawClaimed, P.RESIGN: ev.Resigned}
+_UNSIDED: dict[int, Callable[[float], ev.Event]] = {
+    P.TAKEBACK: ev.TakebackAsked, P.HINT: ev.HintAsked}
+_PROMOTION_ORDER = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 
 MAX_BACKSTEP = 1.0  # s a stamp may lie before the previous one (debounced stamps)
 MAX_AHEAD = 2.0  # s the timeline may run ahead of the host's clock ...
@@ -111,8 +122,21 @@ def leds_to_wire(frame: LedFrame) -> tuple[bytes, int, int]:
         cells[light.square] = P.cell(int(light.colour), int(light.blink))
     s = frame.status
     status = P.pack_status(s.white_to_move, s.black_to_move, s.game_over,
-                           None if s.alert is None else int(s.alert))
+                           None if s.alert is None else int(s.alert), remote_code(s))
     return bytes(cells), status, int(frame.buzzer)
+
+
+def remote_code(status: StatusLights) -> int:
+    """The status byte's remote field: a shown promotion's piece is folded in."""
+    if status.remote == Remote.SHOWN and status.promotion in _PROMOTION_ORDER:
+        return P.REMOTE_SHOWN + 1 + _PROMOTION_ORDER.index(status.promotion)
+    return int(status.remote)
+
+
+def remote_from_code(code: int) -> tuple[Remote, chess.PieceType | None]:
+    if P.REMOTE_SHOWN < code < P.REMOTE_HINT:
+        return Remote.SHOWN, _PROMOTION_ORDER[code - P.REMOTE_SHOWN - 1]
+    return Remote(code), None
 
 
 def wire_to_leds(t: float, cells: bytes, status: int, buzzer: int) -> LedFrame:
@@ -120,8 +144,9 @@ def wire_to_leds(t: float, cells: bytes, status: int, buzzer: int) -> LedFrame:
     lights = tuple(SquareLight(sq, Colour(c & 0x0F), Blink(c >> 4))
                    for sq, c in enumerate(cells) if c & 0x0F)
     white, black, over, alert = P.unpack_status(status)
+    remote, promotion = remote_from_code(P.unpack_remote(status))
     return LedFrame(t, lights, StatusLights(white, black, None if alert is None else Blink(alert),
-                                            over), Buzzer(buzzer))
+                                            over, remote, promotion), Buzzer(buzzer))
 
 
 # ---------------------------------------------------------------- the link
@@ -430,6 +455,8 @@ class BoardLink:
             return [self._stamp(ev.PromotionChosen(time_, _PROMOTIONS[code]))]
         if code in _SIDED and msg.side != P.NO_SIDE:
             return [self._stamp(_SIDED[code](time_, msg.side == P.WHITE))]
+        if code in _UNSIDED:
+            return [self._stamp(_UNSIDED[code](time_))]
         if code == P.ARBITER:
             self.stats.arbiter += 1
             log.warning("arbiter button pressed at %.3f s (no core event for it)", time_)

@@ -66,8 +66,10 @@ DRAW_ACCEPT = 5
 CLAIM = 6
 RESIGN = 7
 ARBITER = 8
+TAKEBACK = 9  # against a computer: take back the last full move
+HINT = 10  # against a computer: light the engine's suggestion
 BUTTON_NAMES = ("promote-q", "promote-r", "promote-b", "promote-n", "draw-offer",
-                "draw-accept", "claim", "resign", "arbiter")
+                "draw-accept", "claim", "resign", "arbiter", "takeback", "hint")
 
 # SNAPSHOT reasons.
 ON_CONNECT = 0
@@ -90,7 +92,14 @@ STATUS_WHITE_TO_MOVE = 0x01
 STATUS_BLACK_TO_MOVE = 0x02
 STATUS_GAME_OVER = 0x04
 STATUS_ALERT_SHIFT = 3  # bits 3-4: 0 off, else Blink + 1
-STATUS_MAX = 0x1F
+# Bits 5-7: the remote side (a computer): 0 none, 1 it is thinking, 2 its move is shown
+# on the squares (3-6: a promotion to Q, R, B, N), 7 a hint is shown on the squares.
+STATUS_REMOTE_SHIFT = 5
+REMOTE_NONE = 0
+REMOTE_THINKING = 1
+REMOTE_SHOWN = 2  # + 1 + index in QRBN for a promotion
+REMOTE_HINT = 7
+STATUS_MAX = 0xFF
 
 MAX_TEXT = 60  # characters of a str field; keeps every frame short
 MAX_FRAME = 300  # COBS bytes; longer runs without a 0x00 are garbage
@@ -104,7 +113,7 @@ _BODIES = {
     SQUARE: (("square", "u8", 63), ("occupied", "bool"), ("ms", "u32")),
     SNAPSHOT: (("occupied", "u64"), ("ms", "u32"), ("reason", "u8", 2)),
     CLOCK: (("side", "u8", 1), ("ms", "u32")),
-    BUTTON: (("button", "u8", 8), ("side", "u8", 2), ("ms", "u32")),
+    BUTTON: (("button", "u8", 10), ("side", "u8", 2), ("ms", "u32")),
     # A press on an external clock, with both times it displays after the press.
     CLOCK_TIMES: (("side", "u8", 1), ("ms", "u32"), ("white_ms", "u32"), ("black_ms", "u32")),
     REQUEST_SNAPSHOT: (),
@@ -390,9 +399,10 @@ def cell(colour, blink=0):
     return (blink << 4) | colour
 
 
-def pack_status(white_to_move=False, black_to_move=False, game_over=False, alert=None):
-    """LEDS status byte; alert is None (off) or a Blink value 0-2."""
-    s = 0
+def pack_status(white_to_move=False, black_to_move=False, game_over=False, alert=None,
+                remote=REMOTE_NONE):
+    """LEDS status byte; alert is None (off) or a Blink value 0-2; remote 0-7."""
+    s = (remote & 7) << STATUS_REMOTE_SHIFT
     if white_to_move:
         s |= STATUS_WHITE_TO_MOVE
     if black_to_move:
@@ -409,6 +419,11 @@ def unpack_status(status):
     alert = (status >> STATUS_ALERT_SHIFT) & 3
     return (bool(status & STATUS_WHITE_TO_MOVE), bool(status & STATUS_BLACK_TO_MOVE),
             bool(status & STATUS_GAME_OVER), alert - 1 if alert else None)
+
+
+def unpack_remote(status):
+    """The remote side's field of a status byte (REMOTE_NONE ... REMOTE_HINT)."""
+    return (status >> STATUS_REMOTE_SHIFT) & 7
 
 
 class Sender:

@@ -29,6 +29,8 @@ DRAW_ACCEPT: int
 CLAIM: int
 RESIGN: int
 ARBITER: int
+TAKEBACK: int
+HINT: int
 BUTTON_NAMES: tuple[str, ...]
 ON_CONNECT: int
 ON_REQUEST: int
@@ -45,6 +47,11 @@ STATUS_WHITE_TO_MOVE: int
 STATUS_BLACK_TO_MOVE: int
 STATUS_GAME_OVER: int
 STATUS_ALERT_SHIFT: int
+STATUS_REMOTE_SHIFT: int
+REMOTE_NONE: int
+REMOTE_THINKING: int
+REMOTE_SHOWN: int
+REMOTE_HINT: int
 STATUS_MAX: int
 MAX_TEXT: int
 MAX_FRAME: int
@@ -85,8 +92,9 @@ def encode_ping(seq: int, token: int) -> bytes: ...
 def encode_pong(seq: int, token: int) -> bytes: ...
 def cell(colour: int, blink: int = ...) -> int: ...
 def pack_status(white_to_move: bool = ..., black_to_move: bool = ..., game_over: bool = ...,
-                alert: int | None = ...) -> int: ...
+                alert: int | None = ..., remote: int = ...) -> int: ...
 def unpack_status(status: int) -> tuple[bool, bool, bool, int | None]: ...
+def unpack_remote(status: int) -> int: ...
 
 class Sender:
     seq: int

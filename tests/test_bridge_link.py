@@ -15,7 +15,15 @@ import pytest
 import serial
 
 from board_ctl.core import events as ev
-from board_ctl.core.effects import Blink, Buzzer, Colour, LedFrame, SquareLight, StatusLights
+from board_ctl.core.effects import (
+    Blink,
+    Buzzer,
+    Colour,
+    LedFrame,
+    Remote,
+    SquareLight,
+    StatusLights,
+)
 from firmware_bridge import protocol as P
 from firmware_bridge.fakepins import FakeHal, load_firmware
 from firmware_bridge.link import (
@@ -176,14 +184,15 @@ def test_buttons_become_core_events() -> None:
     pump(link, 5)
     for code, side in ((P.PROMOTE_N, P.NO_SIDE), (P.DRAW_OFFER, P.WHITE),
                        (P.DRAW_ACCEPT, P.BLACK), (P.CLAIM, P.WHITE), (P.RESIGN, P.BLACK),
-                       (P.ARBITER, P.NO_SIDE)):
+                       (P.ARBITER, P.NO_SIDE), (P.TAKEBACK, P.NO_SIDE),
+                       (P.HINT, P.NO_SIDE)):
         board.hal.set_key(code, side, True)
     events = pump(link, 10)
     t = events[0].t
     assert sorted(events, key=repr) == sorted([
         ev.PromotionChosen(t, chess.KNIGHT), ev.DrawOffered(t, chess.WHITE),
         ev.DrawAccepted(t, chess.BLACK), ev.DrawClaimed(t, chess.WHITE),
-        ev.Resigned(t, chess.BLACK)], key=repr)
+        ev.Resigned(t, chess.BLACK), ev.TakebackAsked(t), ev.HintAsked(t)], key=repr)
     assert link.stats.arbiter == 1
 
 
@@ -304,6 +313,19 @@ def test_led_frames_round_trip_through_the_wire_form() -> None:
     cells, status, buzzer = leds_to_wire(frame)
     assert cells[chess.H8] == P.cell(6, 2) and buzzer == 2
     assert wire_to_leds(1.5, cells, status, buzzer) == frame
+
+
+@pytest.mark.parametrize("remote, promotion", [
+    (Remote.NONE, None), (Remote.THINKING, None), (Remote.SHOWN, None), (Remote.HINT, None),
+    *((Remote.SHOWN, piece) for piece in (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)),
+])
+def test_the_computer_opponents_status_round_trips(remote: Remote,
+                                                   promotion: chess.PieceType | None) -> None:
+    frame = LedFrame(2.0, (SquareLight(chess.E7, Colour.BLUE),),
+                     StatusLights(True, False, None, False, remote, promotion))
+    cells, status, buzzer = leds_to_wire(frame)
+    assert P.unpack_remote(status) in range(8)
+    assert wire_to_leds(2.0, cells, status, buzzer) == frame
 
 
 def test_serve_interleaves_ticks_on_the_events_timeline() -> None:

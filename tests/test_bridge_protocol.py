@@ -76,13 +76,13 @@ def test_named_encoders_match_generic() -> None:
     (P.SQUARE, (1, True, 1 << 32)),
     (P.CLOCK, (2, 0)),
     (P.CLOCK_TIMES, (2, 0, 0, 0)),
-    (P.BUTTON, (9, 0, 0)),
+    (P.BUTTON, (11, 0, 0)),
     (P.SNAPSHOT, (1 << 64, 0, 0)),
     (P.SNAPSHOT, (0, 0, 3)),
     (P.LEDS, (bytes(63), 0, 0)),
     (P.LEDS, (bytes([7]) + bytes(63), 0, 0)),  # colour 7 does not exist
     (P.LEDS, (bytes([0x30]) + bytes(63), 0, 0)),  # blink 3 does not exist
-    (P.LEDS, (bytes(64), 0x20, 0)),
+    (P.LEDS, (bytes(64), 0x100, 0)),
     (P.LEDS, (bytes(64), 0, 4)),
     (P.SQUARE, (1, True)),  # a value short
     (P.GAP, (1, 2)),  # decoder-only
@@ -97,6 +97,16 @@ def test_status_bits_round_trip() -> None:
         for bits in range(8):
             args = (bool(bits & 1), bool(bits & 2), bool(bits & 4), alert)
             assert P.unpack_status(P.pack_status(*args)) == args
+
+
+def test_remote_field_round_trips_beside_the_other_status_bits() -> None:
+    for remote in range(8):
+        for alert in (None, 0, 1, 2):
+            status = P.pack_status(True, False, True, alert, remote)
+            assert P.unpack_remote(status) == remote
+            assert P.unpack_status(status) == (True, False, True, alert)
+            (msg,) = P.Decoder().feed(P.encode_leds(0, bytes(64), status, 0))
+            assert msg.status == status
 
 
 def test_long_text_is_cut_to_fit() -> None:
@@ -180,7 +190,7 @@ fields = {
     P.CLOCK: st.tuples(st.integers(0, 1), st.integers(0, 2**32 - 1)),
     P.CLOCK_TIMES: st.tuples(st.integers(0, 1), st.integers(0, 2**32 - 1),
                              st.integers(0, 2**32 - 1), st.integers(0, 2**32 - 1)),
-    P.BUTTON: st.tuples(st.integers(0, 8), st.integers(0, 2), st.integers(0, 2**32 - 1)),
+    P.BUTTON: st.tuples(st.integers(0, 10), st.integers(0, 2), st.integers(0, 2**32 - 1)),
     P.LEDS: st.tuples(
         st.lists(st.builds(P.cell, st.integers(0, 6), st.integers(0, 2)), min_size=64,
                  max_size=64).map(bytes), st.integers(0, P.STATUS_MAX), st.integers(0, 3)),

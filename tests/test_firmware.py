@@ -145,6 +145,22 @@ def test_leds_colours_blink_and_write_only_on_change() -> None:
     assert status[2].level == 0
 
 
+def test_the_computer_and_promotion_leds() -> None:
+    px = FakePixels(64)
+    computer = FakeOutput()
+    promotion = [FakeOutput() for _ in range(4)]
+    leds = fw_leds.Leds(px, fw_leds.pixel_order(), 1.0, None, None, computer, promotion)
+    for remote, at, lit, pieces in (
+            (P.REMOTE_THINKING, 0, 1, [0, 0, 0, 0]),  # thinking: blinks slowly
+            (P.REMOTE_THINKING, 600, 0, [0, 0, 0, 0]),
+            (P.REMOTE_SHOWN + 1 + 3, 600, 1, [0, 0, 0, 1]),  # its move shown, promoting to N
+            (P.REMOTE_SHOWN, 600, 1, [0, 0, 0, 0]),
+            (P.REMOTE_NONE, 600, 0, [0, 0, 0, 0])):
+        leds.set(bytes(64), P.pack_status(True, False, remote=remote), 0, 0)
+        leds.refresh(at)
+        assert computer.level == lit and [p.level for p in promotion] == pieces
+
+
 def test_serpentine_order() -> None:
     order = fw_leds.pixel_order(serpentine=True)
     assert order[0] == 0 and order[7] == 7 and order[8] == 15 and order[15] == 8

@@ -28,6 +28,8 @@ class Completion(GameState):
 
     def _press(self, t: int, side: chess.Color, times: tuple[float, float] | None) -> None:
         self._clock_in_use = True
+        if self._remote_on and self.remote.busy(self.board):
+            return  # the board lags a remote side's move: no move of the person's stands
         if side != self.board.turn and self.turn.ambiguous is not None:
             # The opponent completes his reply while the capture is undecided: decide it,
             # then read his reply in the position it answers.

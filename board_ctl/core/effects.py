@@ -33,6 +33,15 @@ class Buzzer(enum.IntEnum):
     RESULT = 3  # a long tone: the game ended
 
 
+class Remote(enum.IntEnum):
+    """What the status LEDs say of the remote side (a computer opponent)."""
+
+    NONE = 0
+    THINKING = 1  # it is choosing its move
+    SHOWN = 2  # its move is lit on the squares: make it for it
+    HINT = 7  # a suggestion for the person is lit on the squares
+
+
 @dataclass(frozen=True, slots=True)
 class SquareLight:
     square: chess.Square
@@ -48,6 +57,8 @@ class StatusLights:
     black_to_move: bool = False
     alert: Blink | None = None  # None: off
     game_over: bool = False
+    remote: Remote = Remote.NONE
+    promotion: chess.PieceType | None = None  # the piece the shown move promotes to
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +123,14 @@ class GameOver:
 
 
 @dataclass(frozen=True, slots=True)
+class TakenBack:
+    """The last `plies` moves were taken back (a takeback against a computer)."""
+
+    t: float
+    plies: int
+
+
+@dataclass(frozen=True, slots=True)
 class TagsChanged:
     """The game's PGN tags as now set (an empty value: the tag is removed)."""
 
@@ -119,4 +138,5 @@ class TagsChanged:
     tags: tuple[tuple[str, str], ...]
 
 
-Effect = MoveMade | Alert | AlertCleared | LedFrame | Penalty | Note | GameOver | TagsChanged
+Effect = (MoveMade | Alert | AlertCleared | LedFrame | Penalty | Note | GameOver | TagsChanged
+          | TakenBack)

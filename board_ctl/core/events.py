@@ -83,6 +83,37 @@ class Snapshot:
 
 
 @dataclass(frozen=True, slots=True)
+class OpponentMoved:
+    """The remote side (a computer) chose `move`: it is the game's from now on, and the
+    person at the board is shown it to make for it."""
+
+    t: float
+    move: chess.Move
+
+
+@dataclass(frozen=True, slots=True)
+class HintAsked:
+    """The hint button: the person would like the remote side's suggestion."""
+
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
+class HintGiven:
+    """The remote side's suggestion for the person's move, to be lit for him."""
+
+    t: float
+    move: chess.Move
+
+
+@dataclass(frozen=True, slots=True)
+class TakebackAsked:
+    """The takeback button: the last full move is to be taken back (casual)."""
+
+    t: float
+
+
+@dataclass(frozen=True, slots=True)
 class ArbiterResult:
     """The arbiter's decision: the game ends with `result` ("1-0", "0-1", "1/2-1/2"), or
     the result it already has is corrected. `by`: who decided; `ref`: the order's id
@@ -129,5 +160,6 @@ class Tick:
 
 Event = (
     Lifted | Placed | ClockPressed | PromotionChosen | Resigned | DrawOffered
-    | DrawAccepted | DrawClaimed | Snapshot | ArbiterResult | ClocksSet | TagsSet | Tick
+    | DrawAccepted | DrawClaimed | Snapshot | OpponentMoved | HintAsked | HintGiven
+    | TakebackAsked | ArbiterResult | ClocksSet | TagsSet | Tick
 )

@@ -21,6 +21,7 @@ from board_ctl.core.effects import (
     Effect,
     GameOver,
     LedFrame,
+    Remote,
     SquareLight,
     StatusLights,
 )
@@ -36,6 +37,12 @@ class LedView:
     must_move: chess.Square | None
     result: GameOver | None
     faulty: chess.Bitboard = 0  # sensors not believed
+    # Playing a computer (board_ctl.core.rules.remote): its move to make, or a hint, and what
+    # the status LEDs say of it; `restoring`: the board must come back to the position.
+    shown: tuple[SquareLight, ...] = ()
+    remote: Remote = Remote.NONE
+    promotion: chess.PieceType | None = None
+    restoring: bool = False
 
 
 _RESTORE_CODES = ("illegal-move", "position-mismatch")
@@ -91,7 +98,7 @@ def led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> LedFra
                     light(square, Colour.BLUE)
         if view.must_move is not None:
             light(view.must_move, Colour.BLUE, Blink.SLOW)
-        if any(code in codes for code in _RESTORE_CODES):
+        if view.restoring or any(code in codes for code in _RESTORE_CODES):
             missing = view.expected & ~view.occupied
             extra = view.occupied & ~view.expected
             guidance = pair_up(chess.scan_forward(missing), chess.scan_forward(extra))
@@ -103,12 +110,16 @@ def led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> LedFra
             light(square, Colour.YELLOW, Blink.FAST)
         for square in chess.scan_forward(view.faulty):
             light(square, Colour.ORANGE, Blink.SLOW)
+    for shown in view.shown:  # a computer's move to make is shown whole, also at the end
+        lights[shown.square] = shown
     over = view.result is not None
     status = StatusLights(
         white_to_move=not over and view.board.turn == chess.WHITE,
         black_to_move=not over and view.board.turn == chess.BLACK,
         alert=Blink.FAST if view.alerts else None,
         game_over=over,
+        remote=view.remote,
+        promotion=view.promotion,
     )
     squares = tuple(lights[sq] for sq in sorted(lights))
     return LedFrame(t, squares, status, _buzzer(effects), guidance)

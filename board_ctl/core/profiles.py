@@ -15,6 +15,8 @@ class Profile:
     illegal_moves_to_lose: int | None = 2  # 7.5.5: the second completed illegal move loses
     clock_without_move_is_illegal: bool = True  # 7.5.3
     auto_claimable_draws: bool = False  # casual: threefold and fifty moves end the game
+    takebacks: bool = False  # against a computer: the takeback button takes back a move
+    hints: bool = False  # against a computer: the hint button lights its suggestion
 
 
 PROFILES: dict[str, Profile] = {
@@ -30,6 +32,8 @@ PROFILES: dict[str, Profile] = {
         illegal_moves_to_lose=None,
         clock_without_move_is_illegal=False,
         auto_claimable_draws=True,
+        takebacks=True,
+        hints=True,
     ),
 }
 

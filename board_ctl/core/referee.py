@@ -25,6 +25,7 @@ from board_ctl.core.completion import Completion
 from board_ctl.core.effects import Alert, Effect, GameOver, Penalty
 from board_ctl.core.leds import LedView
 from board_ctl.core.presses import CLOCK_GRACE  # noqa: F401 (the service's figure)
+from board_ctl.core.remoteplay import RemotePlay
 from board_ctl.core.rules import Action, AddTime, Clear, End, Finding, Record
 from board_ctl.core.rules.endings import GAME_END_HOLD_US
 from board_ctl.core.sensing import Sensing
@@ -32,11 +33,12 @@ from board_ctl.core.timebase import seconds, to_us
 from board_ctl.core.timers import MAX_FIRINGS, Timer, TimerStall, fire_due  # noqa: F401
 
 
-class Referee(Sensing, Completion):
+class Referee(Sensing, Completion, RemotePlay):
     """Feed it events with `feed`; it returns the effects they cause. Pure and synchronous.
 
-    `Referee(fen, profile, settle, time_control, debug)`: `settle` is the debounce time in
-    seconds; `debug` makes a timer that stalls raise TimerStall (tests).
+    `Referee(fen, profile, settle, time_control, debug, remote)`: `settle` is the debounce
+    time in seconds; `debug` makes a timer that stalls raise TimerStall (tests); `remote`
+    the side a computer plays (its moves arrive as `OpponentMoved`).
     """
 
     # ------------------------------------------------------------------ public API
@@ -92,12 +94,16 @@ class Referee(Sensing, Completion):
         return self.illegal.counts
 
     def led_view(self) -> LedView:
-        turn = self.turn
+        turn, remote = self.turn, self.remote
+        shown, promotion = remote.status(self.board, self.result is not None)
         return LedView(board=self.board, occupied=self.occupied,
                        expected=turn.position.occupied, alerts=tuple(self.out.alerts.values()),
                        candidates=tuple(s.move.to_square for s in turn.ambiguous.shapes)
                        if turn.ambiguous else (),
-                       must_move=turn.must_move, faulty=self.faulty, result=self.result)
+                       must_move=turn.must_move, faulty=self.faulty, result=self.result,
+                       shown=remote.lights(self.board), remote=shown, promotion=promotion,
+                       restoring=self._remote_on and remote.busy(self.board)
+                       and self.occupied != turn.position.occupied)
 
     # ------------------------------------------------------------------ timers
 
@@ -121,6 +127,8 @@ class Referee(Sensing, Completion):
             flag = self.game_clock.flag_deadline() if decision is None else None
             if flag is not None:  # (a press under judgement stopped the clock)
                 due.append((flag, self._flag))
+            if self._remote_on:
+                due += self._remote_due()
         return due
 
     def _advance(self, t: int) -> None:
@@ -150,6 +158,8 @@ class Referee(Sensing, Completion):
     def _only_debounce_armed(self, t: int) -> bool:
         """No timer but debounce's can be due by t."""
         if self.press.decision is not None or self.displaced.since is not None:
+            return False
+        if self._remote_on and self._remote_due():
             return False
         if self.result is not None:
             return True
@@ -224,6 +234,14 @@ class Referee(Sensing, Completion):
                         self._game_over(t, "1/2-1/2", "agreement")
             case ev.DrawClaimed(_, side):
                 self._claim(t, side)
+            case ev.OpponentMoved(_, move):
+                self._opponent_moved(t, move)
+            case ev.HintAsked():
+                self._hint_asked()
+            case ev.HintGiven(_, move):
+                self._hint_given(move)
+            case ev.TakebackAsked():
+                self._takeback(t)
             case ev.ArbiterResult():
                 arbiter.decide(self, event, t)
             case ev.ClocksSet():
@@ -265,7 +283,8 @@ class Referee(Sensing, Completion):
             return  # nothing new since the last frame: the common case, made cheap
         turn = self.turn
         state = (len(self.board.move_stack), self.result,
-                 turn.ambiguous is not None and turn.ambiguous.key, turn.must_move, self.faulty)
+                 turn.ambiguous is not None and turn.ambiguous.key, turn.must_move, self.faulty,
+                 self._remote_on and self.remote.signature(self.board, self.occupied))
         self.out.frame(self._now, state, (self.occupied, turn.position.occupied),
                        self.led_view)
 

@@ -28,6 +28,8 @@ class Sensing(GameState):
         if failing is not None:
             self._sensor_fault(t, square, failing)
             return
+        if self._remote_on and self._remote_raw(t, square, placed):
+            return  # the board lags a remote side's move: nothing is judged
         press = self.press
         press.last_raw = t
         if not placed and press.decision is not None and press.waiting & bit:
@@ -69,6 +71,8 @@ class Sensing(GameState):
             return
         self.occupied = self._read() if self.faulty else self.sensed
         self.out.dirty = True
+        if self._remote_on and self._remote_settled(change.t):
+            return
         if not change.occupied and self.turn.position.occupied & bit:
             self.turn.touch(change.t, change.square)
         self._changing = change.square
@@ -76,6 +80,8 @@ class Sensing(GameState):
             self._explain(change.t)
         finally:
             self._changing = None
+        if self._remote_on:
+            self._remote_observe(change.t)  # (without a clock, a released move completes)
         match = self.turn.match
         if (self.press.decision is not None and self.result is None and match is not None
                 and self.turn.ambiguous is None and infer.placed(self.turn, match)
@@ -89,6 +95,8 @@ class Sensing(GameState):
         self.sensed = occupied
         self.occupied = self._read()
         self.out.dirty = True
+        if self._remote_on and self._remote_settled(t):
+            return
         position, turn = self.turn.position, self.turn
         # (a move seen only as a lift is no explanation: a capture's bare lift looks like it)
         if not (self.occupied == position.occupied or position.full(self.occupied)
@@ -128,6 +136,9 @@ class Sensing(GameState):
                        self.press.at is not None, self.debouncer.lifting, self._changing)
 
     def _explain(self, t: int) -> None:
+        if self._remote_on and self.remote.busy(self.board):
+            self._remote_wait(t)  # a remote side's turn, or its move being made: not judged
+            return
         turn = self.turn
         was_ambiguous = turn.ambiguous
         reading = infer.explain(turn, self._context(t))

@@ -24,6 +24,7 @@ from board_ctl.core.rules.completed import MoveChanged
 from board_ctl.core.rules.displaced import Displaced
 from board_ctl.core.rules.endings import Endings
 from board_ctl.core.rules.illegal import IllegalMoves
+from board_ctl.core.rules.remote import RemoteState
 from board_ctl.core.rules.touch import TouchMove
 from board_ctl.core.sensorhealth import SensorHealth
 from board_ctl.core.shapes import Shape
@@ -35,8 +36,13 @@ from board_ctl.core.turn import Turn
 class GameState:
     def __init__(self, fen: str = chess.STARTING_FEN, profile: Profile = PROFILES["fide"],
                  settle: float = DEFAULT_SETTLE, time_control: TimeControl | None = None,
-                 debug: bool = False) -> None:
+                 debug: bool = False, remote: chess.Color | None = None) -> None:
         self.profile = profile
+        # A side played from elsewhere (a computer, rules/remote.py): its moves arrive as
+        # events and the person makes them on the board. `_remote_on` is checked on every
+        # event: a plain bool.
+        self.remote = RemoteState(side=remote)
+        self._remote_on = remote is not None
         self.debug = debug  # a timer that stalls raises TimerStall instead of being left out
         self.firings = 0  # timers fired so far (the property tests bound it per event)
         self.board = chess.Board(fen)
@@ -50,10 +56,10 @@ class GameState:
         self.turn = Turn(Position(self.board), 0)
         self.result: GameOver | None = None
         self.out = Outbox()
-        self.touch_move = TouchMove(profile.touch_move)
+        self.touch_move = TouchMove(profile.touch_move, enemy_pieces=remote is None)
         self.move_changed = MoveChanged(profile.move_changed)
-        self.illegal = IllegalMoves(profile)
-        self.displaced = Displaced()
+        self.illegal = IllegalMoves(profile, against_computer=remote is not None)
+        self.displaced = Displaced(remote)
         self.draws = Draws(profile.penalty_seconds)
         self.endings = Endings(profile.auto_claimable_draws)
         self._now = 0  # us: the latest time seen; an earlier event is taken as happening now
@@ -80,3 +86,7 @@ class GameState:
         def _resolve_ambiguity_by_touch(self, square: chess.Square) -> None: ...
         def _apply(self, t: int, actions: list[Action]) -> None: ...  # referee
         def _game_over(self, t: int, result: str, termination: str) -> None: ...
+        def _remote_raw(self, t: int, square: chess.Square, placed: bool) -> bool: ...
+        def _remote_settled(self, t: int) -> bool: ...  # remoteplay
+        def _remote_wait(self, t: int) -> None: ...
+        def _remote_observe(self, t: int) -> None: ...

@@ -31,10 +31,11 @@ class Board(Protocol):
 
 
 def open_board(config: Config, *, pin_factory: Any = None,
-               time_scale: float | None = None) -> Board:
+               time_scale: float | None = None, games: int = 1) -> Board:
     """The backend `board.backend` names, configured but not started. `time_scale`: the
     serial board's clock runs this many times faster than the game (an emulator started
-    with --speed; by default the board says so itself)."""
+    with --speed; by default the board says so itself). With an [opponent] the emulator
+    plays the person's side, `games` games (0: until stopped)."""
     backend = config.board.backend
     if backend == "serial":
         from board_ctl.service.linkboard import LinkBoard
@@ -45,9 +46,25 @@ def open_board(config: Config, *, pin_factory: Any = None,
         from board_ctl.service.emulatorboard import EmulatorBoard
 
         log = Path(config.emulator.log).expanduser() if config.emulator.log else None
+        if config.opponent.engine:
+            return EmulatorBoard(None, config.emulator.speed, fen=config.game.start_fen,
+                                 player=player_args(config, games))
         return EmulatorBoard(log, config.emulator.speed)
     if backend == "gpio":
         from board_ctl.service.gpioboard import GpioBoard
 
         return GpioBoard(config.gpio, pin_factory=pin_factory)
     raise ConfigError(f"board.backend must be one of serial, gpio, emulator, got {backend!r}")
+
+
+def player_args(config: Config, games: int) -> tuple[str, ...]:
+    """board-emulator's arguments for the person's side against the [opponent]."""
+    emulator = config.emulator
+    args = ["--play", "auto", "--player", emulator.player, "--games", str(games)]
+    if emulator.player == "engine":
+        args += ["--player-engine", config.opponent.engine]
+    if emulator.seed is not None:
+        args += ["--seed", str(emulator.seed)]
+    if config.game.time_control:
+        args.append("--clock")  # a person with a clock presses it after his moves
+    return tuple(args)

@@ -2,7 +2,8 @@
 
     board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--time-control TC] [--pgn OUT]
                   [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
-                  [--data-dir DIR] [--livechess [ADDR]]
+                  [--data-dir DIR] [--livechess [ADDR]] [--opponent [ENGINE]]
+                  [--engine-side SIDE] [--level N] [--movetime S]
 
 Every game is archived in the data directory with its crash-safe journal; a game left
 unfinished there (the service was killed, the power went) is resumed at start-up.
@@ -31,6 +32,7 @@ from board_ctl.livechess.address import DEFAULT_LISTEN
 if TYPE_CHECKING:  # imported when the service runs: `board-ctl --help` stays quick
     from board_ctl.archive import Archive
     from board_ctl.config import Config
+    from board_ctl.opponent.opponent import Opponent
     from board_ctl.service.service import Service
     from board_ctl.service.view import View
 
@@ -43,7 +45,9 @@ OPTION_OF_KEY = {"board.profile": "--profile", "board.backend": "--port",
                  "emulator.speed": "--speed", "game.time_control": "--time-control",
                  "display.view": "--view", "output.data_dir": "--data-dir",
                  "livechess.listen": "--livechess", "mqtt.url": "--mqtt",
-                 "mqtt.board_id": "--board-id"}
+                 "mqtt.board_id": "--board-id", "opponent.engine": "--opponent",
+                 "opponent.side": "--engine-side", "opponent.level": "--level",
+                 "opponent.movetime": "--movetime"}
 
 
 def add_parser(subparsers: Any) -> None:
@@ -86,6 +90,18 @@ def add_parser(subparsers: Any) -> None:
                           "mqtts://HOST[:PORT] (default: [mqtt] url); see docs/mqtt.md")
     run.add_argument("--board-id", metavar="ID",
                      help="this board's id on the broker (default: [mqtt] board_id)")
+    run.add_argument("--opponent", nargs="?", const="stockfish", metavar="ENGINE",
+                     help="play a computer: a UCI engine (a name on PATH or in /usr/games, or "
+                          "a path; default stockfish) plays one side, its moves lit on the "
+                          "board for you to make; with the emulator backend, the emulator "
+                          "plays your side (default: [opponent] engine)")
+    run.add_argument("--engine-side", choices=("white", "black", "random"),
+                     help="the side the engine plays (default: [opponent] side, else black)")
+    run.add_argument("--level", type=int, metavar="N",
+                     help="the engine's strength, 0-20 (UCI Skill Level; default: full)")
+    run.add_argument("--movetime", type=float, metavar="S",
+                     help="seconds the engine takes a move (default: its clock with a time "
+                          "control, else 1)")
     run.add_argument("--livechess", nargs="?", const=DEFAULT_LISTEN, metavar="ADDR",
                      help="serve LiveChess clients (lichess.org/dgt, chess.com) on ADDR "
                           f"(default {DEFAULT_LISTEN}; else [livechess] listen)")
@@ -145,15 +161,42 @@ def _config(args: argparse.Namespace) -> Config:
             board["backend"] = "serial"
             serial["port"] = port
     game = {"time_control": args.time_control}
+    opponent = {"engine": args.opponent, "side": args.engine_side, "level": args.level,
+                "movetime": args.movetime}
     return config.with_overrides(OPTION_OF_KEY, board=board, serial=serial,
                                  emulator=emulator, game=game, display={"view": args.view},
                                  output={"data_dir": args.data_dir},
                                  mqtt={"url": getattr(args, "mqtt", None),
                                        "board_id": getattr(args, "board_id", None)},
-                                 livechess={"listen": args.livechess})
+                                 livechess={"listen": args.livechess}, opponent=opponent)
 
 
 def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
+    opponent = _opponent(config)  # first: a missing engine is said before anything starts
+    try:
+        return _start_service(config, args, view, opponent)
+    except BaseException:
+        if opponent is not None:
+            opponent.close()
+        raise
+
+
+def _opponent(config: Config) -> Opponent | None:
+    settings = config.opponent
+    if not settings.engine:
+        return None
+    from board_ctl.opponent.engine import EngineSettings
+    from board_ctl.opponent.opponent import Opponent, OpponentSettings
+
+    engine = EngineSettings(engine=settings.engine, level=settings.level, elo=settings.elo,
+                            book=settings.book)
+    opponent = Opponent(OpponentSettings(engine, settings.side, settings.movetime))
+    opponent.start()
+    return opponent
+
+
+def _start_service(config: Config, args: argparse.Namespace, view: View,
+                   opponent: Opponent | None) -> Service:
     from board_ctl.archive import Archive, default_data_dir
     from board_ctl.livechess.run import endpoint_from_config
     from board_ctl.sensorlog import StartInfo
@@ -165,7 +208,7 @@ def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
 
     status = StatusOutputs(config.status)
     board = open_board(config, time_scale=args.speed if config.board.backend == "serial"
-                       else None)
+                       else None, games=1 if args.once else 0)
     time_control = config.game.time_control or None
     tags = {**config.game.tags(), **config.mqtt.tags()}
     start = StartInfo(fen=config.game.start_fen, tags=tags, time_control=time_control)
@@ -184,7 +227,10 @@ def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
     observers = [o for o in (publisher, endpoint) if o is not None]
     service = Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
                       options=options, view=view, status=status, notifier=Notifier(),
-                      archive=archive, observers=observers)
+                      archive=archive, observers=observers, opponent=opponent)
+    if opponent is not None:
+        view.message(f"playing {opponent.label} ({config.opponent.side}); profile "
+                     f"{config.board.profile}")
     if endpoint is not None:
         endpoint.start(service.submit)
         view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com)")

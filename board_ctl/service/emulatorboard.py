@@ -23,6 +23,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import IO
 
+import chess
+
 from board_ctl.core.effects import LedFrame
 from board_ctl.errors import ConfigError, HardwareError, SensorLogError
 from board_ctl.sensorlog import StartInfo, read_start
@@ -60,8 +62,13 @@ def demo_log() -> Traversable:
 
 class EmulatorBoard:
     def __init__(self, log_path: Path | None, speed: float, *, connect_timeout: float = 10.0,
-                 python: str = sys.executable, extra_args: tuple[str, ...] = ()) -> None:
+                 python: str = sys.executable, extra_args: tuple[str, ...] = (),
+                 player: tuple[str, ...] | None = None, fen: str = chess.STARTING_FEN) -> None:
         self.log_path = log_path
+        # Against a computer the emulator plays the person's side itself (its player
+        # mode, firmware_bridge.player): these are its arguments, instead of a log.
+        self.player = player
+        self.fen = fen
         self.speed = speed
         self.connect_timeout = connect_timeout
         self.python = python
@@ -81,8 +88,15 @@ class EmulatorBoard:
             return self._stack.enter_context(importlib.resources.as_file(demo_log()))
         return self.log_path
 
+    @property
+    def scale(self) -> float:
+        """How much faster than real time the emulator plays (its --speed)."""
+        return self.link_board.scale if self.link_board is not None else self.speed
+
     def start_info(self) -> StartInfo:
         """The log's start line: the game starts from its FEN, with its tags."""
+        if self.player is not None:
+            return StartInfo(fen=self.fen)
         with contextlib.ExitStack() as stack:
             path = (stack.enter_context(importlib.resources.as_file(demo_log()))
                     if self.log_path is None else self.log_path)
@@ -95,15 +109,21 @@ class EmulatorBoard:
     # --- the process
 
     def start(self, put: Put) -> None:
-        log_file = self._log_file()
-        self.description = (f"board emulator playing {log_file.name} at {self.speed:g}x"
-                            if self.log_path else
-                            f"board emulator playing the demo game at {self.speed:g}x")
+        if self.player is not None:
+            self.description = (f"board emulator playing the person's side at "
+                                f"{self.speed:g}x")
+            source = ["--fen", self.fen, *self.player]
+        else:
+            log_file = self._log_file()
+            self.description = (f"board emulator playing {log_file.name} at {self.speed:g}x"
+                                if self.log_path else
+                                f"board emulator playing the demo game at {self.speed:g}x")
+            source = ["--log", str(log_file)]
         self._dir = Path(tempfile.mkdtemp(prefix="board-ctl-"))
         link = self._dir / "board"
         self._errors = (self._dir / "emulator.err").open("w+b")
         cmd = [*emulator_command(self.python), "--link", str(link),
-               "--log", str(log_file), "--speed", f"{self.speed:g}", *self.extra_args]
+               *source, "--speed", f"{self.speed:g}", *self.extra_args]
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                          stderr=self._errors, start_new_session=True)
@@ -163,7 +183,9 @@ class EmulatorBoard:
         if code is None:
             return down
         if code == 0:
-            return BoardDone(down.t, True, "the board emulator played its whole log")
+            return BoardDone(down.t, True, "the board emulator played its whole log"
+                             if self.player is None else
+                             "the board emulator's person has played his games")
         return BoardDone(down.t, False,
                          f"the board emulator exited with status {code}: {self.error_tail()}")
 

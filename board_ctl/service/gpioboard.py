@@ -44,6 +44,8 @@ _SIDED: dict[str, Callable[[float, chess.Color], ev.Event]] = {
     "draw_offer": ev.DrawOffered, "draw_accept": ev.DrawAccepted, "claim": ev.DrawClaimed,
     "resign": ev.Resigned}
 _Source = tuple[Callable[[], bool], str, str, chess.Color | None]  # firmware Inputs' form
+_UNSIDED: dict[str, Callable[[float], ev.Event]] = {
+    "takeback": ev.TakebackAsked, "hint": ev.HintAsked}
 _PROMOTE = {"promote_q": chess.QUEEN, "promote_r": chess.ROOK, "promote_b": chess.BISHOP,
             "promote_n": chess.KNIGHT}
 
@@ -195,6 +197,8 @@ class GpioBoard:
         stem = name.rsplit("_", 1)[0]
         if stem in _SIDED and side is not None:
             return _SIDED[stem](t, side)
+        if name in _UNSIDED:
+            return _UNSIDED[name](t)
         log.warning("arbiter button pressed at %.3f s (no core event for it)", t)
         return None
 

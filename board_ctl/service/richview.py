@@ -30,6 +30,7 @@ from rich.text import Text
 from board_ctl.core.effects import Blink, Colour, Effect
 from board_ctl.service.view import (
     ViewState,
+    computer_line,
     describe_leds,
     format_clock,
     led_legend,
@@ -193,6 +194,9 @@ def details(state: ViewState) -> list[Text]:
         lines.append(Text("  ".join([lamp(st.white_to_move, "white"),
                                      lamp(st.black_to_move, "black"), alert,
                                      lamp(st.game_over, "game over")])))
+        computer = computer_line(state)
+        if computer:
+            lines.append(Text(computer, style="bold magenta"))
         legend = led_legend(frame)
         if legend:
             lines.append(Text(legend))

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import chess
 
@@ -60,6 +60,7 @@ from board_ctl.core.leds import led_frame
 from board_ctl.core.profiles import PROFILES, Profile
 from board_ctl.errors import BoardCtlError
 from board_ctl.journal import DAMAGED, JournalWriter
+from board_ctl.opponent.messages import EngineFailed, EngineReply
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer
@@ -68,6 +69,9 @@ from board_ctl.storage import AppendFile, StorageError, describe, make_directory
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
 from board_ctl.service.view import NullView, View, ViewState
+
+if TYPE_CHECKING:  # the engine's driver is loaded only when a game has an opponent
+    from board_ctl.opponent.opponent import Opponent
 
 log = logging.getLogger(__name__)
 
@@ -97,9 +101,12 @@ class Service:
                  namer: OutputNamer, options: RunOptions = RunOptions(),
                  view: View | None = None, status: StatusOutputs | None = None,
                  notifier: Notifier | None = None, archive: Archive | None = None,
-                 observers: Sequence[View] = (),
+                 observers: Sequence[View] = (), opponent: Opponent | None = None,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.board = board
+        self.opponent = opponent  # a computer playing one side of every game
+        if opponent is not None:
+            opponent.deliver = self.submit  # its answers come back through the queue
         self.archive = archive  # every game's folder and journal (None: no archive)
         self.profile = profile
         self.start = start
@@ -131,6 +138,7 @@ class Service:
         self._over_since: float | None = None
         self._last_event = 0.0  # wall clock of the last board event (not a Tick)
         self._t = 0.0  # link time of the last item
+        self._event_at = (0.0, clock())  # (link time, wall clock) of the last board event
         self._shown_occupied: chess.Bitboard | None = None
         # effects fed but not yet shown: they wait for the batch's journal commit
         self._pending: list[tuple[Sequence[Effect], GameSession]] = []
@@ -174,6 +182,8 @@ class Service:
             self._check_outputs()
             self.board.start(self.queue.put)  # raises BoardCtlError if the board is not there
             started = True
+            if self.opponent is not None:  # it thinks in real seconds, the game's / the scale
+                self.opponent.scale = float(getattr(self.board, "scale", 1.0) or 1.0)
             # Before the loop takes the board's first events (they wait on the queue):
             # they belong to the resumed game.
             self._recover()
@@ -189,6 +199,7 @@ class Service:
             self._publish(())
         self._message(f"board: {self.board.description}")
         self.notifier.ready(f"board {self.board.description}")
+        self._opponent_update()
 
     def _check_outputs(self) -> None:
         """Each game's PGN, report and sensor log must be writable where they go: found
@@ -247,14 +258,19 @@ class Service:
             self._flush()
             self._new_game(item)
             return
+        if isinstance(item, (EngineReply, EngineFailed)):
+            self._engine_reply(item)
+            return
         if isinstance(item, Command):
             self._flush()  # what came before it is durable and shown first
             item.run(self)
+            self._opponent_update()  # (an arbiter's order may have ended the game)
             return
         event = cast(ev.Event, item)
         tick = isinstance(event, ev.Tick)
         if not tick:
             self._last_event = self._clock()
+            self._event_at = (event.t, self._last_event)
             self._track(event)
         self._t = event.t
         session = self.session
@@ -268,9 +284,17 @@ class Service:
             elif not tick:
                 self._setup_guidance(event.t)
             return
+        if self._remote_button(event, session):
+            return
         effects = session.feed(event)
         if effects or session.referee.occupied != self._shown_occupied:
             self._pending.append((effects, session))  # a piece lifted or put down: shown
+        if self.opponent is not None:
+            if isinstance(event, (ev.HintAsked, ev.TakebackAsked)) and not (
+                    self.profile.hints and self.profile.takebacks):
+                self._message("takebacks and hints are for the casual profile "
+                              "(--profile casual)")
+            self._opponent_update()
 
     def _flush(self) -> None:
         """The batch on disk (one journal fsync), then shown: LED frames first."""
@@ -301,6 +325,50 @@ class Service:
         session.journal.stage([record])
         self._commit(session)
         return True
+
+    # ------------------------------------------------------------------ the computer
+
+    _BUTTONS = {ev.Resigned: "resign", ev.DrawOffered: "draw offer",
+                ev.DrawAccepted: "draw accept", ev.DrawClaimed: "claim"}
+
+    def _remote_button(self, event: ev.Event, session: GameSession) -> bool:
+        """A button of the computer's side pressed on the board: only the computer speaks
+        for it (its draw acceptance comes from the engine), so it is not fed to the game."""
+        side = session.referee.remote.side
+        if side is None or not isinstance(
+                event, (ev.Resigned, ev.DrawOffered, ev.DrawAccepted, ev.DrawClaimed)):
+            return False
+        if event.side != side:
+            return False
+        self._message(f"{'White' if side else 'Black'}'s {self._BUTTONS[type(event)]} button "
+                      "is the computer's side: ignored (use your own side's buttons)")
+        return True
+
+    def _opponent_update(self) -> None:
+        session, opponent = self.session, self.opponent
+        if opponent is not None and session is not None:
+            opponent.update(session.referee, session.number)
+
+    def _engine_reply(self, reply: EngineReply | EngineFailed) -> None:
+        """The engine's answer: fed to the game as an event of this moment (its move, a
+        hint, its acceptance of a draw), recorded like a board event."""
+        session, opponent = self.session, self.opponent
+        if session is None or opponent is None:
+            return
+        event, text = opponent.answer(reply, session.referee, session.number)
+        if text:
+            self._message(text)
+        if event is not None:
+            event = dataclasses.replace(event, t=max(self._t, self._link_now()))
+            self._t = event.t
+            self._pending.append((session.feed(event), session))
+        self._opponent_update()
+
+    def _link_now(self) -> float:
+        """Now on the board's timeline: its last event's time and the time since then."""
+        t, wall = self._event_at
+        scale = self.opponent.scale if self.opponent is not None else 1.0
+        return t + (self._clock() - wall) * scale
 
     def feed_order(self, event: ev.Event) -> bool:
         """An arbiter's order (ev.ARBITER_EVENTS) into the game at the board now: journaled,
@@ -335,10 +403,11 @@ class Service:
         now = dt.datetime.now()
         files = self.namer.files(number, now)
         game_id, journal = "", None
+        start = self.start if self.opponent is None else self.opponent.start_info(self.start)
         if self.archive is not None:  # made on disk at the first commit, with the game
-            game_id, journal = self.archive.new_game(self.start, now, self.profile.name,
+            game_id, journal = self.archive.new_game(start, now, self.profile.name,
                                                      files.as_record(), commit=False)
-        session = GameSession(number, self.start, self.profile, files, t0=t, journal=journal,
+        session = GameSession(number, start, self.profile, files, t0=t, journal=journal,
                               game_id=game_id)
         self.session = self.last_session = session
         self.games.append(files)
@@ -349,6 +418,7 @@ class Service:
         self._message(f"game {number} started; sensor log {files.sensor}{where}")
         self.notifier.status(f"game {number} playing")
         self._pending.append((session.begin(), session))
+        self._opponent_update()
 
     def _new_game(self, command: NewGame) -> None:
         """End the game in progress (unfinished, archived as such) and wait for the board
@@ -397,6 +467,9 @@ class Service:
         self.session = self.last_session = session
         self.games.append(files)
         self._message(self._recovered_text(entry, session))
+        if recovered.start.remote is not None and self.opponent is None:
+            self._message("this game was played against a computer: start board-ctl run "
+                          "with --opponent to go on with it")
         self.notifier.status(f"game {entry.game_id} resumed")
         self._commit(session)
         if session.over:  # over in its events, but its end never made it to the journal
@@ -637,6 +710,8 @@ class Service:
             self._close_session(ended=self.stop_reason != "stopped")
         finally:
             self.board.stop()
+            if self.opponent is not None:
+                self.opponent.close()
             if self.status is not None:
                 self.status.close()
             for observer in self.observers:

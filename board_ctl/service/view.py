@@ -28,6 +28,7 @@ from board_ctl.core.effects import (
     MoveMade,
     Note,
     Penalty,
+    Remote,
     SquareLight,
 )
 from board_ctl.sensorlog import SIDE_NAMES
@@ -93,6 +94,11 @@ LED_MEANINGS = {Colour.GREEN: "put a piece here", Colour.RED: "take this piece a
                 Colour.BLUE: "the touched piece must move", Colour.YELLOW: "which was taken?",
                 Colour.WHITE: "draw", Colour.ORANGE: "suspect sensor"}
 _RESULT_MEANINGS = {Colour.RED: "the king that lost", Colour.WHITE: "a draw"}
+# Against a computer: its move to make (steady) or a hint (blinking), from blue to green.
+_REMOTE_MEANINGS = {
+    Remote.SHOWN: {Colour.BLUE: "the computer's piece to move", Colour.GREEN: "where it goes",
+                   Colour.RED: "take this piece off"},
+    Remote.HINT: {Colour.BLUE: "the hint's piece", Colour.GREEN: "where it goes"}}
 
 
 def led_mark(light: SquareLight | None) -> str:
@@ -112,17 +118,49 @@ def describe_leds(frame: LedFrame) -> str:
         colour.name.lower() + (f" ({blink.name.lower()})" if blink else "") + " "
         + " ".join(squares) for (colour, blink), squares in groups.items())
     buzzer = "" if frame.buzzer == Buzzer.SILENT else f"; buzzer {frame.buzzer.name.lower()}"
-    return f"{lights or 'all dark'}{buzzer}"
+    return f"{lights or 'all dark'}{buzzer}{remote_text(frame)}"
+
+
+def remote_text(frame: LedFrame) -> str:
+    """What the status LEDs say of a computer opponent (empty without one)."""
+    status = frame.status
+    if status.remote == Remote.THINKING:
+        return "; the computer is thinking"
+    if status.remote == Remote.SHOWN:
+        piece = (f", promoting to a {chess.piece_name(status.promotion)}"
+                 if status.promotion else "")
+        return f"; the computer's move{piece}: make it on the board"
+    if status.remote == Remote.HINT:
+        return "; a hint is shown"
+    return ""
+
+
+def computer_line(state: ViewState) -> str:
+    """What the computer opponent is doing, in words (empty without one)."""
+    frame = state.frame
+    if frame is None or frame.status.remote == Remote.NONE:
+        return ""
+    status = frame.status
+    if status.remote == Remote.THINKING:
+        return "the computer is thinking"
+    if status.remote == Remote.HINT:
+        return "hint: the move lit (blinking) on the board"
+    san = state.moves[-1] if state.moves else "its move"
+    piece = f" (the pawn becomes a {chess.piece_name(status.promotion)})" \
+        if status.promotion else ""
+    return f"the computer plays {san}{piece}: make it on the board"
 
 
 def led_legend(frame: LedFrame | None) -> str:
     """What the signs on the board mean, for the colours lit (empty when all are dark)."""
     lit = frame.squares if frame else ()
     over = frame is not None and frame.status.game_over
+    remote = frame.status.remote if frame is not None else Remote.NONE
+    meanings = {**LED_MEANINGS, **_REMOTE_MEANINGS.get(remote, {})}
     colours = sorted({light.colour for light in lit if light.colour in LED_MARKS})
     return "  ".join(
         f"{LED_MARKS[c]} {c.name.lower()}: "
-        + (_RESULT_MEANINGS.get(c, LED_MEANINGS[c]) if over else LED_MEANINGS[c])
+        + (_RESULT_MEANINGS.get(c, meanings[c]) if over else meanings[c])
         for c in colours)
 
 

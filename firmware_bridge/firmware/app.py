@@ -17,13 +17,14 @@ P = protocol
 DEFAULT_CONFIG = {
     "rows": (0, 1, 2, 3, 4, 5, 6, 7),  # ranks 1-8, open-drain
     "cols": (8, 9, 10, 11, 12, 13, 14, 15),  # files a-h, pull-ups
-    # The 13 buttons do not fit on the Pico's pins one by one, so they sit on two
+    # The 15 buttons do not fit on the Pico's pins one by one, so they sit on two
     # extra matrix rows sharing the 8 columns: (key row, column, code, side).
     "key_rows": (16, 17),
     "keys": (
         (0, 0, P.PROMOTE_Q, P.NO_SIDE), (0, 1, P.PROMOTE_R, P.NO_SIDE),
         (0, 2, P.PROMOTE_B, P.NO_SIDE), (0, 3, P.PROMOTE_N, P.NO_SIDE),
-        (0, 4, P.ARBITER, P.NO_SIDE),
+        (0, 4, P.ARBITER, P.NO_SIDE), (0, 5, P.TAKEBACK, P.NO_SIDE),
+        (0, 6, P.HINT, P.NO_SIDE),
         (1, 0, P.DRAW_OFFER, P.WHITE), (1, 1, P.DRAW_ACCEPT, P.WHITE),
         (1, 2, P.CLAIM, P.WHITE), (1, 3, P.RESIGN, P.WHITE),
         (1, 4, P.DRAW_OFFER, P.BLACK), (1, 5, P.DRAW_ACCEPT, P.BLACK),
@@ -34,6 +35,8 @@ DEFAULT_CONFIG = {
     "serpentine": False,
     "brightness": 0.2,
     "status": None,  # or 4 GPIOs: white to move, black to move, alert, game over
+    "computer": None,  # or a GPIO: the computer opponent thinking (blinking), its move shown
+    "promotion": None,  # or 4 GPIOs: the piece (Q, R, B, N) the computer's move promotes to
     "buzzer": None,  # or a GPIO driving an active buzzer
     "scan_hz": 100,
     "debounce": 3,  # scans (30 ms at 100 Hz): longer than reed contact bounce
@@ -70,7 +73,9 @@ class Firmware:
         self.leds = Leds(
             hal.pixels(cfg["pixels"], 64), pixel_order(cfg["serpentine"]), cfg["brightness"],
             [hal.pin_out(n) for n in status] if status else None,
-            hal.pin_out(cfg["buzzer"]) if cfg["buzzer"] is not None else None)
+            hal.pin_out(cfg["buzzer"]) if cfg["buzzer"] is not None else None,
+            hal.pin_out(cfg["computer"]) if cfg["computer"] is not None else None,
+            [hal.pin_out(n) for n in cfg["promotion"]] if cfg["promotion"] else None)
         self.decoder = P.Decoder()
         self.sender = P.Sender()
         self.connected = False  # quiet until the host's HELLO: never talk over a REPL user

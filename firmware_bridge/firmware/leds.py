@@ -23,12 +23,18 @@ def pixel_order(serpentine=False):
 
 
 class Leds:
-    def __init__(self, pixels, order=None, brightness=0.2, status_pins=None, buzzer=None):
+    def __init__(self, pixels, order=None, brightness=0.2, status_pins=None, buzzer=None,
+                 computer_pin=None, promotion_pins=None):
         self.pixels = pixels  # neopixel-like: pixels[i] = (r, g, b); pixels.write()
         self.order = order or pixel_order()
         self.table = [(int(r * brightness), int(g * brightness), int(b * brightness))
                       for (r, g, b) in COLOURS]
         self.status_pins = status_pins  # (white to move, black to move, alert, game over)
+        # Playing a computer: its LED blinks slowly while it thinks, is on while its move
+        # is shown on the squares, blinks fast for a hint; the promotion LEDs (Q, R, B, N,
+        # beside the selector's buttons) show the piece its shown move promotes to.
+        self.computer_pin = computer_pin
+        self.promotion_pins = promotion_pins
         self.buzzer = buzzer
         self.cells = bytes(64)
         self.status = 0
@@ -71,6 +77,14 @@ class Leds:
                       self.status & 4)
             for i in range(len(self.status_pins)):
                 self.status_pins[i].value(1 if values[i] else 0)
+        remote = (self.status >> 5) & 7  # 0 none, 1 thinking, 2 shown, 3-6 promoting, 7 hint
+        if self.computer_pin is not None:
+            on = (remote == 1 and self._on(1, ms)) or 2 <= remote <= 6 or \
+                (remote == 7 and self._on(2, ms))
+            self.computer_pin.value(1 if on else 0)
+        if self.promotion_pins:
+            for i in range(len(self.promotion_pins)):
+                self.promotion_pins[i].value(1 if remote == 3 + i else 0)
         if self.buzzer is not None:
             self.buzzer.value(1 if self.buzzing(ms) else 0)
 

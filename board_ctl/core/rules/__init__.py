@@ -10,6 +10,7 @@ results) and never acts on the game itself. The profile selects and parameterise
 | displaced.py | 7.4 pieces knocked over or displaced; a piece lifted out of turn |
 | claims.py | 9 draw offers and agreement (5.2.3), threefold and fifty-move claims |
 | endings.py | 5 mate, stalemate, dead position, fivefold, 75 moves; 6.9 flags |
+| remote.py | a side played from elsewhere (a computer): its move shown, made by the person unjudged |
 """
 
 from __future__ import annotations

@@ -20,7 +20,8 @@ MISMATCH_AFTER_US = us(MISMATCH_AFTER)
 class Displaced:
     """Times how long the board has differed unexplained, and who lifted what meanwhile."""
 
-    def __init__(self) -> None:
+    def __init__(self, remote: chess.Color | None = None) -> None:
+        self.remote = remote  # a side played from elsewhere touches nothing on the board
         self.since: int | None = None  # the board differs unexplained since
         self.lifted: set[chess.Square] = set()  # opponent's squares emptied meanwhile
 
@@ -47,12 +48,19 @@ class Displaced:
         if alerted:
             return [Clear("position-mismatch")]
         touched = [sq for sq in lifted if board.color_at(sq) == (not board.turn)]
-        if not touched or not occupied & chess.BB_SQUARES[touched[0]]:
+        if not touched or not occupied & chess.BB_SQUARES[touched[0]] \
+                or self.remote == (not board.turn):
             return []
         side = not board.turn
         return [Finding("wrong-side", side, tuple(touched),
                         f"{NAMES[side]} lifted a piece on {NAMES[board.turn]}'s turn"),
                 Clear("wrong-side")]
+
+    def reset(self, alerted: bool) -> list[Action]:
+        """Nothing is judged for now (the board lags a remote side's move): no mismatch
+        pending, and an open one clears."""
+        self.since, self.lifted = None, set()
+        return [Clear("position-mismatch")] if alerted else []
 
     @staticmethod
     def mismatch(reference: chess.Bitboard, occupied: chess.Bitboard) -> Finding:

@@ -19,9 +19,11 @@ from board_ctl.core.squares import NAMES, names, squares
 
 
 class IllegalMoves:
-    def __init__(self, profile: Profile) -> None:
+    def __init__(self, profile: Profile, against_computer: bool = False) -> None:
         self.profile = profile
         self.counts = {chess.WHITE: 0, chess.BLACK: 0}
+        # Against a computer a press without a move wrongs nobody: it does nothing.
+        self.against_computer = against_computer
 
     @property
     def at_once(self) -> bool:
@@ -30,7 +32,7 @@ class IllegalMoves:
 
     @property
     def press_without_move_counts(self) -> bool:
-        return self.profile.clock_without_move_is_illegal
+        return self.profile.clock_without_move_is_illegal and not self.against_computer
 
     @staticmethod
     def attempt(position: Position, occupied: chess.Bitboard,

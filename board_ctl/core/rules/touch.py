@@ -33,8 +33,11 @@ def castling_squares(shape: Shape) -> tuple[chess.Square, chess.Square]:
 class TouchMove:
     """Judges the move made against the pieces touched in the turn."""
 
-    def __init__(self, enforced: bool = True) -> None:
+    def __init__(self, enforced: bool = True, enemy_pieces: bool = True) -> None:
         self.enforced = enforced
+        # Against a computer the person handles its pieces all the time (making its
+        # moves): touching them obliges nothing (4.3.2, 4.3.3 are not applied).
+        self.enemy_pieces = enemy_pieces
 
     def check(self, position: Position, touched: Touches, must_move: chess.Square | None,
               shape: Shape) -> Finding | None:
@@ -54,7 +57,8 @@ class TouchMove:
         own = [(when, sq) for when, sq in ordered
                if board.color_at(sq) == mover and position.movable(sq)]
         enemy = [(when, sq) for when, sq in ordered
-                 if board.color_at(sq) == (not mover) and position.capturable(sq)]
+                 if board.color_at(sq) == (not mover) and position.capturable(sq)
+                 and self.enemy_pieces]
         if must_move is not None and position.movable(must_move):
             own.insert(0, (NEVER, must_move))
         lifted = dict((sq, when) for when, sq in reversed(touched))

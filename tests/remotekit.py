@@ -1,0 +1,116 @@
+"""Games against a remote side (a computer) without processes: the referee in simulated
+time, a computer that answers once its turn comes (as board_ctl.opponent does), and the
+emulator's person (firmware_bridge.player.Person) who reads only the LED frames and makes
+every move with the simulator's hands. What the referee must record is known: exactly
+the moves chosen."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import chess
+
+from board_ctl.core import events as ev
+from board_ctl.core.effects import Alert, Effect, GameOver, LedFrame, MoveMade
+from board_ctl.core.profiles import PROFILES
+from board_ctl.core.referee import Referee
+from board_ctl.core.timecontrol import TimeControl
+from board_ctl.record import GameRecord
+from board_ctl.sensorlog import StartInfo
+from firmware_bridge.player import Person
+
+Computer = Callable[[chess.Board, random.Random], chess.Move]
+
+
+def random_move(board: chess.Board, rng: random.Random) -> chess.Move:
+    return rng.choice(sorted(board.legal_moves, key=chess.Move.uci))
+
+
+@dataclass
+class Played:
+    start: StartInfo
+    events: list[ev.Event]  # the sensor log: everything the referee was fed
+    chosen: list[chess.Move]  # the moves as each side chose them, takebacks applied
+    record: GameRecord
+    alerts: list[Alert]
+    result: GameOver | None
+    person: Person
+    frames: list[LedFrame] = field(default_factory=list)
+
+
+def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess.STARTING_FEN,
+         profile: str = "fide", time_control: str | None = None,
+         computer: Computer = random_move, think: tuple[float, float] = (0.3, 3.0),
+         accept_draw: bool = False, max_plies: int = 80, limit: float = 3600.0) -> Played:
+    rng = random.Random(seed)
+    tc = TimeControl.parse(time_control) if time_control else None
+    referee = Referee(fen, PROFILES[profile], time_control=tc, remote=remote)
+    start = StartInfo(fen=chess.Board(fen).fen(), remote=remote, time_control=time_control)
+    record = GameRecord(start.fen, {}, time_control)
+    queue: list[tuple[float, int, ev.Event]] = []
+    order = itertools.count()
+    fed: list[ev.Event] = []
+    frames: list[LedFrame] = []
+    answer: tuple[object, float, ev.Event] | None = None  # (position key, due, event)
+    t = 0.0
+
+    def schedule(events: list[ev.Event]) -> None:
+        for event in events:
+            heapq.heappush(queue, (event.t, next(order), event))
+
+    def feed(event: ev.Event) -> None:
+        fed.append(event)
+        effects: list[Effect] = referee.feed(event)
+        record.extend(effects)
+        for effect in effects:
+            if isinstance(effect, LedFrame):
+                frames.append(effect)
+                schedule(person.frame(effect, event.t))
+
+    def key() -> object:
+        return (len(referee.board.move_stack), referee.board.fen())
+
+    feed(ev.Tick(0.0))
+    while t < limit:
+        if referee.result is not None and (person.over or not queue):
+            break
+        if referee.result is None and answer is None:
+            board = referee.board
+            if board.turn == remote and referee.remote.execution is None:
+                if len(board.move_stack) >= max_plies:
+                    break
+                if referee.draws.offer == (not remote) and accept_draw:
+                    answer = (key(), t + rng.uniform(*think), ev.DrawAccepted(0.0, remote))
+                else:
+                    move = computer(board.copy(), rng)
+                    answer = (key(), t + rng.uniform(*think), ev.OpponentMoved(0.0, move))
+            elif referee.remote.hint_wanted:
+                move = random_move(board, rng)
+                answer = (key(), t + rng.uniform(0.3, 1.0), ev.HintGiven(0.0, move))
+        due = [t + 0.1]
+        if queue:
+            due.append(queue[0][0])
+        if answer is not None:
+            due.append(answer[1])
+        t = max(t, min(due))
+        if queue and queue[0][0] <= t:
+            feed(heapq.heappop(queue)[2])
+        elif answer is not None and answer[1] <= t:
+            position, _, event = answer
+            answer = None
+            if position == key():  # not taken back meanwhile
+                feed(type(event)(t, *[getattr(event, f) for f in event.__dataclass_fields__
+                                     if f != "t"]))
+        else:
+            feed(ev.Tick(round(t, 4)))
+            schedule(person.step(t))
+        if answer is not None and answer[0] != key():
+            answer = None  # a takeback, or the person moved on: not for this position
+    record.extend(referee.finish(t))
+    alerts = [e for e in record.report if e["kind"] == "alert"]
+    return Played(start, fed, list(person.played), record, alerts,  # type: ignore[arg-type]
+                  referee.result, person, frames)
