@@ -70,8 +70,9 @@ def add_parser(subparsers: Any) -> None:
                           "40/5400+30:1800+30; default: [game] time_control, else the "
                           "emulator log's, else none)")
     run.add_argument("--pgn", type=Path, metavar="OUT",
-                     help="write the game's PGN here (its sensor log goes beside it, "
-                          "OUT.sensor.jsonl; a second game gets OUT-2)")
+                     help="write the game's PGN here; its sensor log and report go beside "
+                          "it (game.pgn: game.sensor.jsonl, game.report.jsonl); a "
+                          "second game gets game-2.pgn")
     run.add_argument("--report", type=Path, metavar="OUT",
                      help="write the game report (JSON Lines) here (default: beside the PGN)")
     run.add_argument("--once", action="store_true",
