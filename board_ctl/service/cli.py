@@ -173,7 +173,13 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
-    opponent = _opponent(config)  # first: a missing engine is said before anything starts
+    try:  # first: a missing engine is said before anything starts
+        opponent = _opponent(config)
+    except BoardCtlError as exc:  # named as the user gave it: the option, else the key
+        key = "opponent.engine"
+        if getattr(args, "opponent", None) and str(exc).startswith(f"{key}:"):
+            raise type(exc)(OPTION_OF_KEY[key] + str(exc)[len(key):]) from None
+        raise
     try:
         return _start_service(config, args, view, opponent)
     except BaseException:
