@@ -199,6 +199,8 @@ def lines(turn: Turn) -> list[Match]:
     """
     if turn.ambiguous is not None:
         return [turn.ambiguous]
+    if len(turn.seen) < 2:
+        return list(turn.seen)  # (one move shown, or none: nothing to order)
     seen = turn.seen[::-1]
     shown = [m for m in seen if placed(turn, m)]
     # A placement that stood (released) outweighs one that flashed by in a slide.
