@@ -7,13 +7,15 @@ square share a shape; every other move has a shape of its own (promotions aside)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import chess
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(NamedTuple):
+    """(A named tuple: a few are made for every ply, and a frozen dataclass costs a
+    setattr per field to make.)"""
+
     move: chess.Move
     vacated: chess.Bitboard  # occupied before, empty after
     filled: chess.Bitboard  # empty before, occupied after

@@ -152,7 +152,8 @@ class Turn:
 
 def first_real_lift(seen: RawEvents, settle: int) -> int | None:
     """The first lift in these raw events that lasted past the debounce."""
-    for (when, placed), after in zip(seen, seen[1:] + [(FOREVER, True)]):
-        if not placed and after[0] - when >= settle:
+    last = len(seen) - 1
+    for i, (when, placed) in enumerate(seen):
+        if not placed and (seen[i + 1][0] if i < last else FOREVER) - when >= settle:
             return when
     return None
