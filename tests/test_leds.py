@@ -55,7 +55,7 @@ def views(draw: st.DrawFn) -> LedView:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(views())
 def test_the_shortcut_gives_the_full_builders_frame(view: LedView) -> None:
     assert led_frame(3.0, view) == full_led_frame(3.0, view)
