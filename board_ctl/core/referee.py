@@ -67,7 +67,11 @@ class Referee(Sensing, Completion, RemotePlay):
             self._decide_press(end)
         if self.result is None and self.turn.ambiguous is not None:
             self._commit(self.turn.ambiguous.shapes, end, guess=True)
-        elif self.result is None and self.turn.match is not None:
+        elif (self.result is None and self.turn.match is not None
+              and infer.placed(self.turn, self.turn.match)):
+            # Only a move whose piece was seen arriving: a capturing piece still in hand
+            # leaves the board as the capture would (its victim still there), and a
+            # capture is never completed onto a square where nothing landed.
             self._complete_match(end, guess=True)
         return self._drain()
 

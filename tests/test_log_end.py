@@ -1,0 +1,88 @@
+"""A log that ends mid-move (the service stopped, the board unplugged, a log cut short)
+records only moves that were made: the end completes a move whose piece was seen
+arriving, never one the board merely resembles. A capturing piece still in hand leaves
+the occupancy the capture would (its victim still stands), so the end once recorded a
+capture onto a square where nothing landed (issue 8 §4: `7. Qxf6` in the Opera game,
+whose 7th move was Qb3)."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+
+import chess
+import pytest
+
+from board_ctl.core.profiles import PROFILES
+from board_ctl.replay import replay_log
+from board_ctl.sensorlog import read_sensor_log
+from board_ctl.simulate import RenderedGame, RenderStyle, render_game
+from corpus import corpus
+
+OPERA_IN_HAND = [
+    {"t": 0.0, "ev": "start", "fen": "rn1qkb1r/ppp2ppp/5n2/4p3/2B1P3/5Q2/PPP2PPP/RNB1K2R w KQkq - 0 7"},
+    {"t": 1.0, "ev": "lift", "sq": "f3"},
+    {"t": 1.12, "ev": "place", "sq": "e3"},  # the queen slid towards b3: blips
+    {"t": 1.14, "ev": "lift", "sq": "e3"},
+    {"t": 1.22, "ev": "place", "sq": "d3"},
+    {"t": 1.24, "ev": "lift", "sq": "d3"},
+]
+
+
+def replay_lines(lines: list[dict]) -> list[chess.Move]:
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    log = read_sensor_log(io.StringIO(text))
+    assert not log.errors, log.errors
+    return [made.move for made in replay_log(log, PROFILES["fide"]).moves]
+
+
+def test_the_issues_queen_in_hand_is_no_capture() -> None:
+    assert replay_lines(OPERA_IN_HAND) == []
+
+
+def test_a_capture_whose_piece_landed_is_completed_at_the_end() -> None:
+    landed = [*OPERA_IN_HAND[:2], {"t": 1.5, "ev": "lift", "sq": "f6"},
+              {"t": 1.8, "ev": "place", "sq": "f6"}]
+    assert replay_lines(landed) == [chess.Move.from_uci("f3f6")]
+
+
+def capture_lifts(rendered: RenderedGame) -> list[int]:
+    """Indices of lifts of a piece that has a capture to make, the mover's own piece,
+    with the board at that moment (approximately: the moves pushed so far are those
+    whose from-square was lifted before)."""
+    board = chess.Board(rendered.start_fen)
+    moves = iter(rendered.moves)
+    upcoming = next(moves, None)
+    found = []
+    for index, line in enumerate(rendered.lines):
+        if upcoming is None:
+            break
+        if line.get("ev") != "lift":
+            continue
+        square = chess.parse_square(line["sq"])
+        if square == upcoming.from_square:
+            if any(board.is_capture(m) for m in board.legal_moves if m.from_square == square):
+                found.append(index)
+            board.push(upcoming)
+            upcoming = next(moves, None)
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("use_clock", [True, False], ids=["clock", "no-clock"])
+def test_a_log_cut_after_any_capturing_pieces_lift_records_no_move_not_made(
+        use_clock: bool) -> None:
+    style = dataclasses.replace(RenderStyle(), use_clock=use_clock)
+    cuts = invented = 0
+    failures = []
+    for seed, game in enumerate(corpus()[:40]):
+        rendered = render_game(game, seed=seed, style=style)
+        for index in capture_lifts(rendered)[:6]:
+            got = replay_lines(rendered.lines[:index + 1])
+            cuts += 1
+            if got != rendered.moves[:len(got)]:
+                invented += 1
+                failures.append((seed, index, [m.uci() for m in got[-2:]]))
+    assert cuts >= 100
+    assert invented == 0, f"{invented} of {cuts} cuts recorded a move not made: {failures[:5]}"
