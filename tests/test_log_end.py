@@ -3,7 +3,9 @@ records only moves that were made: the end completes a move whose piece was seen
 arriving, never one the board merely resembles. A capturing piece still in hand leaves
 the occupancy the capture would (its victim still stands), so the end once recorded a
 capture onto a square where nothing landed (issue 8 §4: `7. Qxf6` in the Opera game,
-whose 7th move was Qb3)."""
+whose 7th move was Qb3). The one exception is a capture that would end the game: a
+push-off capture leaves no event on its square and, as a game's last move, nothing
+else completes it (test_corpus's fast swaps)."""
 
 from __future__ import annotations
 
@@ -39,6 +41,12 @@ def replay_lines(lines: list[dict]) -> list[chess.Move]:
 
 def test_the_issues_queen_in_hand_is_no_capture() -> None:
     assert replay_lines(OPERA_IN_HAND) == []
+
+
+def test_a_piece_lifted_whose_capture_mates_is_taken_for_the_push_off_capture() -> None:
+    back_rank = [{"t": 0.0, "ev": "start", "fen": "4r1k1/5ppp/8/8/8/8/8/K3R3 w - - 0 1"},
+                 {"t": 1.0, "ev": "lift", "sq": "e1"}]  # Rxe8#, the rook swept off e8
+    assert replay_lines(back_rank) == [chess.Move.from_uci("e1e8")]
 
 
 def test_a_capture_whose_piece_landed_is_completed_at_the_end() -> None:

@@ -67,13 +67,20 @@ class Referee(Sensing, Completion, RemotePlay):
             self._decide_press(end)
         if self.result is None and self.turn.ambiguous is not None:
             self._commit(self.turn.ambiguous.shapes, end, guess=True)
-        elif (self.result is None and self.turn.match is not None
-              and infer.placed(self.turn, self.turn.match)):
-            # Only a move whose piece was seen arriving: a capturing piece still in hand
-            # leaves the board as the capture would (its victim still there), and a
-            # capture is never completed onto a square where nothing landed.
+        elif self.result is None and self.turn.match is not None and self._made_by_end():
             self._complete_match(end, guess=True)
         return self._drain()
+
+    def _made_by_end(self) -> bool:
+        """Whether the move the board shows at the log's end was made. A capturing piece
+        still in hand leaves the board as its capture would (the victim still there), so
+        only a piece seen arriving makes it, or a capture that ends the game: a push-off
+        capture (the victim swept off as the piece lands: no event on its square) is
+        the last move of a game won by it, and no press or reply completes it."""
+        turn, match = self.turn, self.turn.match
+        assert match is not None
+        return infer.placed(turn, match) or all(
+            self.endings.ends_game(turn.replies_to(shape)) for shape in match.shapes)
 
     @property
     def now(self) -> float:
