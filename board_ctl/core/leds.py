@@ -79,7 +79,8 @@ def _buzzer(effects: Iterable[Effect]) -> Buzzer:
 
 def led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> LedFrame:
     if (view.result is None and not view.alerts and not view.candidates
-            and view.must_move is None and not view.faulty):
+            and view.must_move is None and not view.faulty and not view.shown
+            and not view.restoring and view.remote == Remote.NONE):
         # Nothing lit, the side to move shown: most frames of a game, built directly.
         return LedFrame(t, (), _TO_MOVE[view.board.turn], _buzzer(effects), ())
     lights: dict[chess.Square, SquareLight] = {}
