@@ -28,7 +28,12 @@ from board_ctl.core.effects import (
 from board_ctl.core.profiles import PROFILES
 from board_ctl.core.inference import RELEASED_AFTER
 from board_ctl.core.referee import Referee
-from board_ctl.core.rules.remote import PROMOTION_HOLD, REMOTE_HOLD, move_lights
+from board_ctl.core.rules.remote import (
+    PROMOTION_HOLD,
+    PROMOTION_RELEASE,
+    REMOTE_HOLD,
+    move_lights,
+)
 from board_ctl.core.timecontrol import TimeControl
 from board_ctl.replay import replay_events
 from board_ctl.sensorlog import StartInfo
@@ -179,13 +184,13 @@ def test_a_promotion_shows_its_piece_on_the_status_leds() -> None:
     assert table.frame.status.remote == Remote.NONE
     table.move("c7c8", dt=0.5)
     table.feed(ev.PromotionChosen(table.at(0.2), chess.ROOK))
-    table.wait(RELEASED_AFTER + 0.2)
+    table.wait(PROMOTION_RELEASE + 0.2)
     assert table.moves == ["b2b1n", "c7c8r"] and table.alerts == []
 
 
 def test_without_a_clock_a_promotion_waits_for_its_piece() -> None:
     # the pawn put down, left a moment, replaced by a rook, the selector set after: a rook
-    # (a promotion with no selector set completes after 3 s, not the 1 s of a release)
+    # (a promotion completes 3 s after the last change, not the 1 s of a release)
     table = Table("8/1P5k/8/8/8/8/8/K7 w - - 0 1", remote=chess.BLACK)
     table.move("b7b8")
     table.wait(1.6)
@@ -193,16 +198,24 @@ def test_without_a_clock_a_promotion_waits_for_its_piece() -> None:
     table.lift("b8", dt=0.2)
     table.place("b8", dt=1.2)
     table.feed(ev.PromotionChosen(table.at(0.4), chess.ROOK))
-    table.wait(RELEASED_AFTER + 0.2)
+    table.wait(PROMOTION_RELEASE)
     assert table.moves == ["b7b8r"] and table.alerts == []
 
 
-def test_without_a_clock_a_promotion_chosen_first_is_complete_once_released() -> None:
+def test_without_a_clock_a_promotion_chosen_first_still_waits_for_the_pawns_swap() -> None:
+    # the selector set first, the pawn put down, left 1.5 s, then replaced by the knight:
+    # one move, no piece lifted out of turn
     table = Table("8/1P5k/8/8/8/8/8/K7 w - - 0 1", remote=chess.BLACK)
     table.feed(ev.PromotionChosen(table.at(0.5), chess.KNIGHT))
     table.move("b7b8")
-    table.wait(RELEASED_AFTER + 0.2)
-    assert table.moves == ["b7b8n"]
+    table.wait(1.5)
+    assert table.moves == []
+    table.lift("b8")
+    table.place("b8", dt=1.2)
+    table.wait(PROMOTION_RELEASE - 0.2)
+    assert table.moves == []
+    table.wait(0.4)
+    assert table.moves == ["b7b8n"] and table.alerts == []
 
 
 def test_a_wrong_execution_is_shown_as_what_to_put_where_then_corrected() -> None:
