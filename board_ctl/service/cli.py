@@ -239,7 +239,9 @@ def _start_service(config: Config, args: argparse.Namespace, view: View,
                      f"{config.board.profile}")
     if endpoint is not None:
         endpoint.start(service.submit)
-        view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com)")
+        view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com); "
+                     "a move goes out at the clock press, or without a clock once its piece "
+                     "is released and the board stands still for 1 s")
     if publisher is not None:
         publisher.attach(service)
         publisher.start(wait=MQTT_WAIT)  # a refused login stops here, in one line
