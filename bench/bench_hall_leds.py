@@ -23,6 +23,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 spec = importlib.util.spec_from_file_location("bench_service", ROOT / "bench" / "bench_service.py")
 assert spec is not None and spec.loader is not None
 bench_service = importlib.util.module_from_spec(spec)
+sys.modules["bench_service"] = bench_service  # its dataclasses look their module up
 spec.loader.exec_module(bench_service)
 
 

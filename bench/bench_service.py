@@ -76,6 +76,11 @@ class Code:
         return env
 
 
+def service_env() -> dict[str, str]:
+    """The environment a service of this checkout runs in (used by the other benches)."""
+    return Code("this", ROOT).env()
+
+
 def export_commit(ref: str, into: Path) -> Path:
     """`git archive` of a commit: its code, to run beside this checkout's."""
     into.mkdir()
