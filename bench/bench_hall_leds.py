@@ -30,14 +30,15 @@ spec.loader.exec_module(bench_service)
 def start_with(extra: list[str]):  # type: ignore[no-untyped-def]
     """bench_service's start_service, with `extra` options for `board-ctl run`."""
 
-    def start(port: Path, workdir: Path, view: str = "none") -> subprocess.Popen[bytes]:
+    def start(code: bench_service.Code, port: Path, workdir: Path, data: Path,
+              view: str = "none") -> subprocess.Popen[bytes]:
         config = workdir / "bench.toml"
         config.write_text("[serial]\nconnect_timeout = 10.0\n", encoding="utf-8")
         return subprocess.Popen(
             [sys.executable, "-m", "board_ctl.cli", "run", "--config", str(config), "--port",
-             str(port), "--view", view, "--pgn", str(workdir / "bench.pgn"), *extra],
-            cwd=workdir, env={**bench_service.service_env(), "BOARD_CTL_DATA": str(workdir)},
-            stdin=subprocess.DEVNULL,
+             str(port), "--view", view, "--pgn", str(workdir / "bench.pgn"),
+             "--data-dir", str(data), *extra],
+            cwd=workdir, env=code.env(), stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     return start
 
@@ -54,13 +55,15 @@ def main() -> int:
     station = Station(broker)
     config = ["--mqtt", f"mqtt://b1:b1-pw@127.0.0.1:{broker.port}", "--board-id", "b1"]
     samples: dict[str, list[float]] = {"without --mqtt": [], "with --mqtt": []}
+    code = bench_service.Code("this", ROOT)
     try:
         for n in range(args.rounds):
             for name, extra in (("without --mqtt", []), ("with --mqtt", config)):
                 workdir = work / f"{n}-{len(extra)}"
                 workdir.mkdir()
                 bench_service.start_service = start_with(extra)
-                samples[name] += bench_service.bench_latency(workdir, args.games)
+                samples[name] += bench_service.bench_latency(
+                    code, workdir, bench_service.fresh_data_dir(workdir), args.games)
         published = len(station.on("b1/move"))
     finally:
         station.close()

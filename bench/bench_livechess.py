@@ -123,7 +123,7 @@ def measure(workdir: Path, games: int, livechess: bool) -> tuple[list[float], in
                     mover = board.turn
                     board.push(move)
                     plies += 1
-                    board_end.ms += 500
+                    board_end.advance(500)
                     sent = time.perf_counter()
                     board_end.send(P.CLOCK, P.WHITE if mover else P.BLACK, board_end.ms)
                     while True:
@@ -134,12 +134,12 @@ def measure(workdir: Path, games: int, livechess: bool) -> tuple[list[float], in
                     if board.is_game_over():
                         break
                 if not board.is_game_over():
-                    board_end.ms += 1000
+                    board_end.advance(1000)
                     board_end.send(P.BUTTON, P.RESIGN, P.WHITE if board.turn else P.BLACK,
                                    board_end.ms)
                     board_end.wait_leds()
                 board_end.occupied = chess.Board().occupied
-                board_end.ms += 2000
+                board_end.advance(2000)
                 board_end.send(P.SNAPSHOT, board_end.occupied, board_end.ms, P.HEARTBEAT)
                 while status_side(board_end.wait_leds()[1]) is not True:
                     pass

@@ -93,7 +93,7 @@ def round_of(workdir: Path, movetime: float, samples: int
         board.square(chess.E2, False, 700)
         board.square(chess.E4, True, 400)
         board.receive(0.2)
-        board.ms += 500
+        board.advance(500)
         board.send(P.CLOCK, P.WHITE, board.ms)
         want = P.REMOTE_THINKING if movetime > 1 else P.REMOTE_SHOWN
         deadline = time.monotonic() + 30
@@ -106,7 +106,7 @@ def round_of(workdir: Path, movetime: float, samples: int
         own0 = own_cpu(service.pid)
         for i in range(samples):
             off = i % 2 == 0
-            board.ms += 40
+            board.advance(40)
             occupied = board.occupied & ~chess.BB_SQUARES[KNOCKED] if off else board.occupied
             sent = time.perf_counter()
             board.send(P.SNAPSHOT, occupied, board.ms, P.HEARTBEAT)
