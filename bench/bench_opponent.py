@@ -4,10 +4,10 @@
 
 `board-ctl run --opponent stockfish` runs as its own process on a real pty; this script is
 the board at the other end (bench_service.BenchBoard: the firmware's codec). White (the
-board) plays 1. e4 and presses its clock; Black is Stockfish. Then the board reports a
-piece knocked off and put back again and again (a full scan each time, as after a
-reconnection, so no debounce stands between the event and the frame) and times each
-scan, from the write of its SNAPSHOT to the read of the LEDS frame that shows the square
+board) plays 1. e4 (no clock: the move is complete once released); Black is Stockfish.
+Then the board reports a piece knocked off and put back again and again (a full scan each
+time, as after a reconnection, so no debounce stands between the event and the frame)
+and times each scan, from the write of its SNAPSHOT to the read of the LEDS frame that shows the square
 (blinking green) or no longer shows it:
 
 - searching: Stockfish is given a minute a move, so every sample falls in its search
@@ -91,10 +91,7 @@ def round_of(workdir: Path, movetime: float, samples: int
     try:
         board.wait_leds(timeout=30)  # connected: game 1, White to move
         board.square(chess.E2, False, 700)
-        board.square(chess.E4, True, 400)
-        board.receive(0.2)
-        board.advance(500)
-        board.send(P.CLOCK, P.WHITE, board.ms)
+        board.square(chess.E4, True, 400)  # (no clock: complete once released, 1 s)
         want = P.REMOTE_THINKING if movetime > 1 else P.REMOTE_SHOWN
         deadline = time.monotonic() + 30
         while True:  # the engine is searching, or has shown its move
