@@ -10,6 +10,8 @@ import os
 import threading
 from pathlib import Path
 
+import pytest
+
 from board_ctl.hall.replayhall import HallBoardSpec, ReplayHall
 from board_ctl.sensorlog import read_sensor_log
 from brokerkit import Broker, CutProxy, Station
@@ -18,6 +20,7 @@ from servicekit import render
 CUT = float(os.environ.get("BOARD_CTL_CUT_SECONDS", "1"))
 
 
+@pytest.mark.slow
 def test_boards_in_one_process_one_of_them_cut(tmp_path: Path) -> None:
     users = {"arbiter": "arb", **{f"b{n}": f"pw{n}" for n in range(4)}}
     broker = Broker(tmp_path / "broker", users).start()

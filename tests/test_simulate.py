@@ -299,6 +299,7 @@ def test_capture_orders() -> None:
                 assert 0.005 <= round(lines[2]["t"] - lines[1]["t"], 4) <= 0.0601
 
 
+@pytest.mark.slow
 def test_castling_is_king_first() -> None:
     games = games_with(lambda b, m: b.is_castling(m))[:40]
     styles = set()

@@ -80,9 +80,15 @@ def _buzzer(effects: Iterable[Effect]) -> Buzzer:
 def led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> LedFrame:
     if (view.result is None and not view.alerts and not view.candidates
             and view.must_move is None and not view.faulty and not view.shown
-            and not view.restoring and view.remote == Remote.NONE):
+            and view.remote is Remote.NONE and view.promotion is None
+            and not view.restoring):
         # Nothing lit, the side to move shown: most frames of a game, built directly.
         return LedFrame(t, (), _TO_MOVE[view.board.turn], _buzzer(effects), ())
+    return full_led_frame(t, view, effects)
+
+
+def full_led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> LedFrame:
+    """led_frame without its shortcut (tests check the shortcut gives the same frame)."""
     lights: dict[chess.Square, SquareLight] = {}
 
     def light(square: chess.Square, colour: Colour, blink: Blink = Blink.STEADY) -> None:
