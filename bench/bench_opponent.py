@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_service import BenchBoard, percentile, service_env  # noqa: E402
+from bench_service import SPEED, BenchBoard, percentile, service_env  # noqa: E402
 
 from firmware_bridge import protocol as P  # noqa: E402
 
@@ -48,7 +48,9 @@ def start(link: Path, workdir: Path, movetime: float) -> subprocess.Popen[bytes]
     return subprocess.Popen(
         [sys.executable, "-m", "board_ctl.cli", "run", "--config", str(config), "--port",
          str(link), "--view", "none", "--opponent", "stockfish", "--engine-side", "black",
-         "--movetime", str(movetime), "--data-dir", str(workdir / "data"),
+         # (game seconds: the bench board says it plays SPEED times faster than the game,
+         # and the engine gets the game's times divided by that, so `movetime` is real s)
+         "--movetime", str(movetime * SPEED), "--data-dir", str(workdir / "data"),
          "--pgn", str(workdir / "bench.pgn")],
         cwd=workdir, env=service_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE)
