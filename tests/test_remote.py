@@ -28,6 +28,7 @@ from board_ctl.core.effects import (
 from board_ctl.core.profiles import PROFILES
 from board_ctl.core.inference import RELEASED_AFTER
 from board_ctl.core.referee import Referee
+from board_ctl.core.rules.endings import GAME_END_HOLD
 from board_ctl.core.rules.remote import (
     PROMOTION_HOLD,
     PROMOTION_RELEASE,
@@ -326,6 +327,24 @@ def test_the_computers_mate_ends_the_game_at_once_and_stays_lit() -> None:
     lit = table.lit()
     assert lit["d8"] == (Colour.BLUE, Blink.STEADY) and lit["h4"] == (Colour.GREEN, Blink.STEADY)
     assert lit["e1"] == (Colour.RED, Blink.STEADY)  # the losing king
+
+
+def test_his_mating_capture_left_standing_ends_the_game() -> None:
+    # With a clock, nobody presses after a mate. His queen on d4 could take on d5, e4, f2
+    # or b2 (the victim lifted first): only Qxf2 mates, and the piece seen landing on f2
+    # says that is the capture made (found by tests/test_remote.py's whole games).
+    fen = "rnbk3r/3p1Q1p/p1p5/2bP3n/Pp1qP3/5BP1/NRP2P1P/2B2KNR w - - 1 22"
+    table = Table(fen, remote=chess.WHITE, time_control="900+5")
+    table.computer("g3g4")
+    table.move("g3g4")
+    table.wait(3.0)
+    table.lift("f2", dt=3.2)
+    table.lift("d4", dt=1.0)
+    table.place("f2", dt=1.4)
+    table.wait(GAME_END_HOLD + 0.5)
+    assert table.moves == ["g3g4", "d4f2"] and table.alerts == []
+    over = [e for e in table.effects if isinstance(e, GameOver)]
+    assert [(o.result, o.termination) for o in over] == [("0-1", "checkmate")]
 
 
 def test_a_move_it_did_not_choose_or_out_of_turn_is_ignored() -> None:
