@@ -78,7 +78,8 @@ def start_service(link: Path, workdir: Path, livechess: bool) -> subprocess.Pope
     # the same view both ways (plain lines, read by a thread): only the endpoint differs
     return subprocess.Popen(
         [sys.executable, "-m", "board_ctl.cli", "run", "--config", str(config), "--port",
-         str(link), "--pgn", str(workdir / "bench.pgn"), "--view", "plain", *extra],
+         str(link), "--pgn", str(workdir / "bench.pgn"), "--view", "plain",
+         "--data-dir", tempfile.mkdtemp(prefix="data-", dir=workdir), *extra],  # a fresh one
         cwd=workdir, env=service_env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL)
 

@@ -1,7 +1,7 @@
 """The club ladder of seed 002: levels, points, and the points each result moves.
 
-The seed (shared/seeds/002_e9f4614d5dbe9a99.txt, 记分方法) in short, d being the
-difference between the two players' points before the game:
+The seed (the project's seed document 002, 记分方法; docs/ladder.md quotes it) in short,
+d being the difference between the two players' points before the game:
 
                      d < 10    10 <= d < 100    100 <= d < 200    d >= 200
     draw              0         (10 + d/10)/2    d/4               d/4     to the lower side

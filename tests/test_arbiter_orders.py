@@ -154,7 +154,7 @@ def test_a_log_with_orders_replays_to_the_live_game() -> None:
     assert json.dumps(replayed.report).count('"kind": "result"') == 2
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 @given(st.sampled_from(["1-0", "0-1", "1/2-1/2"]), st.floats(0, 1e5), st.floats(0, 1e5),
        st.dictionaries(st.sampled_from(["White", "Black", "Event", "Round", "WhiteFideId"]),
                        # any tag board_ctl/pgntags.py accepts: printing characters, quotes

@@ -4,12 +4,21 @@ one the shortcut has to rule out (a computer's status was once lost this way).""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import chess
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from board_ctl.core.effects import Alert, Blink, Colour, GameOver, Remote, SquareLight
+from board_ctl.core import events as ev
+from board_ctl.core.effects import Alert, Blink, Colour, GameOver, LedFrame, Remote, SquareLight
 from board_ctl.core.leds import LedView, full_led_frame, led_frame
+from board_ctl.core.profiles import PROFILES
+from board_ctl.core.referee import Referee
+from board_ctl.sensorlog import read_sensor_log
+from board_ctl.simulate import RenderStyle, render_game
 
 squares = st.integers(min_value=0, max_value=63)
 bitboards = st.integers(min_value=0, max_value=2**64 - 1)
@@ -46,7 +55,7 @@ def views(draw: st.DrawFn) -> LedView:
     )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(views())
 def test_the_shortcut_gives_the_full_builders_frame(view: LedView) -> None:
     assert led_frame(3.0, view) == full_led_frame(3.0, view)
@@ -66,3 +75,45 @@ def test_a_computers_status_survives_an_otherwise_quiet_view() -> None:
     view = LedView(board, board.occupied, board.occupied, (), (), None, None,
                    remote=Remote.THINKING)
     assert led_frame(0.0, view).status.remote is Remote.THINKING
+
+
+def _games() -> list[tuple[str, str, list[ev.Event]]]:
+    """Corpus games that end in mate, rendered with and without a clock (every capture and
+    promotion style, bounces), and a capture whose square the board could not see."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from corpus import corpus
+
+    styles = {"clock": RenderStyle(bounce_pairs=(0, 4)),
+              "no clock": RenderStyle(use_clock=False, capture_styles=(1, 1, 1, 1, 1),
+                                      promotion_styles=(1, 1, 1))}
+    mates = [g for g in corpus() if g.end().board().is_checkmate()][:4]
+    cases = []
+    for i, game in enumerate(mates):
+        for name, style in styles.items():
+            log = read_sensor_log(render_game(game, seed=i, style=style).jsonl().splitlines())
+            cases.append((f"mate {i}, {name}", log.start.fen, list(log.events)))
+    unseen = [ev.Lifted(1.0, chess.E4), ev.ClockPressed(2.0, chess.WHITE), ev.Tick(3.0),
+              ev.Lifted(4.0, chess.E8), ev.Placed(4.5, chess.E7), ev.Tick(5.0)]
+    cases.append(("exd5 or exf5", "4k3/8/8/3p1p2/4P3/8/8/4K3 w - - 0 1", unseen))
+    return cases
+
+
+@pytest.mark.parametrize("name,fen,events", _games(), ids=lambda v: v if isinstance(v, str)
+                         and len(v) < 30 else "")
+def test_the_referee_always_shows_its_view(name: str, fen: str, events: list[ev.Event]) -> None:
+    """After every event, the frame last sent is the full builder's frame of the referee's
+    view: the referee's own shortcuts (no frame while the view's signature stands, the
+    nothing-lit frame built without the view) never leave the LEDs showing something else."""
+    referee = Referee(fen, PROFILES["fide"])
+    shown: LedFrame | None = None
+    lit = 0
+    for event in [*events, None]:  # (None: the log ends)
+        for effect in referee.feed(event) if event is not None else referee.finish():
+            if isinstance(effect, LedFrame):
+                shown = effect
+        assert shown is not None
+        view = full_led_frame(referee.now, referee.led_view())
+        assert (shown.squares, shown.status, shown.guidance) == (
+            view.squares, view.status, view.guidance), f"after {event}"
+        lit += bool(view.squares)
+    assert 0 < lit < len(events) // 2 + 2  # (the end, or the candidates: lit; the rest not)

@@ -78,7 +78,7 @@ def test_a_path_that_is_no_program_is_one_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, message", [
     (["--opponent", "no-such-engine"],
-     "board-ctl run: opponent.engine: no engine 'no-such-engine' on PATH or in /usr/games: "
+     "board-ctl run: --opponent: no engine 'no-such-engine' on PATH or in /usr/games: "
      "give its path"),
     (["--opponent", "--level", "25"],
      "board-ctl run: --level must be at most 20, got 25"),
@@ -92,7 +92,16 @@ def test_a_program_that_is_no_engine_is_one_line(tmp_path: Path) -> None:
     result = board_ctl("run", "--opponent", "/bin/true", "--once", cwd=tmp_path)
     assert result.returncode == 1
     lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("board-ctl run: opponent.engine: ")
+    assert len(lines) == 1 and lines[0].startswith("board-ctl run: --opponent: ")
+
+
+def test_an_engine_from_the_config_file_is_named_by_its_key(tmp_path: Path) -> None:
+    config = tmp_path / "board.toml"
+    config.write_text('[opponent]\nengine = "no-such-engine"\n', encoding="utf-8")
+    result = board_ctl("run", "--config", str(config), "--once", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.strip() == ("board-ctl run: opponent.engine: no engine "
+                                     "'no-such-engine' on PATH or in /usr/games: give its path")
 
 
 @pytest.mark.parametrize("text, message", [

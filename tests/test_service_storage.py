@@ -176,6 +176,10 @@ def test_a_full_output_disk_keeps_the_game_in_the_journal(tmp_path: Path) -> Non
                             "board-ctl export")
         assert not files.pgn.exists() and not leftovers(disk)
         assert len(whole_lines(files.sensor)) >= 2
+        # the game's end names no PGN that is not there
+        assert setup.alarms("game 1: 1-0", "no PGN written")
+        assert not [m for m in setup.view.all_messages
+                    if m.startswith("game ") and f"PGN {files.pgn}" in m]
         setup.service.close()
     [game] = Archive(data).games()
     assert game.finished and pgn_moves(game.pgn_text()) == SCHOLARS_SAN

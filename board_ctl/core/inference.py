@@ -107,8 +107,11 @@ def capture_evidence(turn: Turn, origin: chess.Square, before: int = FOREVER
                  default=NEVER)
     landed: list[tuple[int, chess.Square]] = []
     taken: list[tuple[int, chess.Square]] = []
-    for square in chess.scan_forward(board.occupied_co[not board.turn]):
-        seen = [e for e in events.get(square, ()) if e[0] < before]
+    theirs, bb = board.occupied_co[not board.turn], chess.BB_SQUARES
+    for square, all_seen in events.items():  # (the squares that saw events: a few)
+        if not theirs & bb[square] or not all_seen:
+            continue
+        seen = all_seen if all_seen[-1][0] < before else [e for e in all_seen if e[0] < before]
         if not seen:
             continue
         after = [e for e in seen if e[0] >= lifted]
@@ -199,6 +202,8 @@ def lines(turn: Turn) -> list[Match]:
     """
     if turn.ambiguous is not None:
         return [turn.ambiguous]
+    if len(turn.seen) < 2:
+        return list(turn.seen)  # (one move shown, or none: nothing to order)
     seen = turn.seen[::-1]
     shown = [m for m in seen if placed(turn, m)]
     # A placement that stood (released) outweighs one that flashed by in a slide.

@@ -82,9 +82,13 @@ def led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> LedFra
             and view.must_move is None and not view.faulty and not view.shown
             and view.remote is Remote.NONE and view.promotion is None
             and not view.restoring):
-        # Nothing lit, the side to move shown: most frames of a game, built directly.
-        return LedFrame(t, (), _TO_MOVE[view.board.turn], _buzzer(effects), ())
+        return nothing_lit(t, view.board.turn, effects)
     return full_led_frame(t, view, effects)
+
+
+def nothing_lit(t: float, turn: chess.Color, effects: Iterable[Effect] = ()) -> LedFrame:
+    """No square lit, the side to move shown: most frames of a game, built directly."""
+    return LedFrame(t, (), _TO_MOVE[turn], _buzzer(effects), ())
 
 
 def full_led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> LedFrame:

@@ -8,7 +8,7 @@ from collections.abc import Callable, Hashable
 import chess
 
 from board_ctl.core.effects import Alert, AlertCleared, Effect, GameOver, LedFrame, Note
-from board_ctl.core.leds import LedView, led_frame
+from board_ctl.core.leds import LedView, led_frame, nothing_lit
 from board_ctl.core.rules import Finding
 from board_ctl.core.timebase import seconds
 
@@ -49,14 +49,16 @@ class Outbox:
         return self.dirty or len(self.effects) != self._framed
 
     def frame(self, t: int, state: Hashable, boards: tuple[chess.Bitboard, chess.Bitboard],
-              view: Callable[[], LedView]) -> None:
+              view: Callable[[], LedView], quiet: chess.Color | None = None) -> None:
         """A LED frame at `t` when what the LEDs show has changed since the last one; its
         buzzer sounds for the alerts and results since then.
 
         The frame is a pure function of the game `state` (moves, result, candidates...),
         the open alerts, the sound of the new effects and, while the players must restore
         the position, the `boards` (what the sensors show, what the game needs): the work
-        is skipped while that signature is unchanged."""
+        is skipped while that signature is unchanged. `quiet`: the side to move, when the
+        caller knows the view lights nothing (no alert, result, candidate, must-move, faulty
+        sensor or remote side): the frame is then built without the view."""
         if not self.unframed:
             return
         self.dirty = False
@@ -68,7 +70,10 @@ class Outbox:
                      boards if restoring else None, sound)
         if signature != self._signature:
             self._signature = signature
-            frame = led_frame(seconds(t), view(), new)
+            if quiet is not None and not self.alerts:
+                frame = nothing_lit(seconds(t), quiet, new)
+            else:
+                frame = led_frame(seconds(t), view(), new)
             last = self._last_frame
             if last is None or (frame.squares, frame.status, frame.guidance, frame.buzzer) != (
                     last.squares, last.status, last.guidance, last.buzzer):

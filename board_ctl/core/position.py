@@ -136,15 +136,19 @@ class Position:
         lifted = emptied & own
         if lifted & board.rooks:
             lifted |= board.kings & own
-        shape, bb = self.shape, chess.BB_SQUARES
+        shape, bb, ep = self.shape, chess.BB_SQUARES, board.ep_square
         for square in chess.scan_forward(lifted):
-            moves = self._moves_of(square)
-            if filled and not board.kings & bb[square]:
-                # (a move other than castling or en passant fills at most its target)
-                moves = [m for m in moves if filled & bb[m.to_square]
-                         or m.to_square == board.ep_square]
-            if any(shape(m).allows_partial(emptied, filled) for m in moves):
-                return True
+            if board.kings & bb[square]:  # (castling empties and fills other squares too)
+                if any(shape(m).allows_partial(emptied, filled) for m in self._moves_of(square)):
+                    return True
+                continue
+            # A move other than castling or en passant empties at most its origin and its
+            # target, and fills at most its target: the others need no shape.
+            for m in self._moves_of(square):
+                reach = bb[square] | bb[m.to_square]
+                if ((not emptied & ~reach and not filled & ~reach or m.to_square == ep)
+                        and shape(m).allows_partial(emptied, filled)):
+                    return True
         return any(s.allows_partial(emptied, filled) for s in self.moves_to(targets))
 
     def movable(self, square: chess.Square) -> bool:

@@ -166,8 +166,9 @@ class Referee(Sensing, Completion, RemotePlay):
         if self.result is not None:
             return True
         match = self.turn.match
-        if match is not None and match.ends_game is not False:
-            return False
+        if (match is not None and match.ends_game is not False
+                and match.since + GAME_END_HOLD_US <= t):
+            return False  # (a mating or drawing placement's hold is up)
         flag = self.game_clock.flag_deadline()
         return flag is None or flag > t
 
@@ -283,12 +284,16 @@ class Referee(Sensing, Completion, RemotePlay):
         """A LED frame at `now` if what the LEDs show changed since the last one."""
         if not self.out.unframed:
             return  # nothing new since the last frame: the common case, made cheap
-        turn = self.turn
-        state = (len(self.board.move_stack), self.result,
+        turn, board = self.turn, self.board
+        state = (len(board.move_stack), self.result,
                  turn.ambiguous is not None and turn.ambiguous.key, turn.must_move, self.faulty,
-                 self._remote_on and self.remote.signature(self.board, self.occupied))
+                 self._remote_on and self.remote.signature(board, self.occupied))
+        # (what `led_view` would light: nothing, most of a game; the outbox checks alerts)
+        quiet = (board.turn if self.result is None and turn.ambiguous is None
+                 and turn.must_move is None and not self.faulty and not self._remote_on
+                 else None)
         self.out.frame(self._now, state, (self.occupied, turn.position.occupied),
-                       self.led_view)
+                       self.led_view, quiet)
 
     def _drain(self) -> list[Effect]:
         self._frame()

@@ -7,13 +7,15 @@ square share a shape; every other move has a shape of its own (promotions aside)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import chess
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(NamedTuple):
+    """(A named tuple: a few are made for every ply, and a frozen dataclass costs a
+    setattr per field to make.)"""
+
     move: chess.Move
     vacated: chess.Bitboard  # occupied before, empty after
     filled: chess.Bitboard  # empty before, occupied after
@@ -38,7 +40,7 @@ class Shape:
 
 def shape_of(board: chess.Board, move: chess.Move) -> Shape:
     frm, to = chess.BB_SQUARES[move.from_square], chess.BB_SQUARES[move.to_square]
-    if board.is_castling(move):
+    if board.kings & frm and board.is_castling(move):  # (cheap tests first: most moves)
         rank = chess.square_rank(move.from_square)
         kingside = board.is_kingside_castling(move)
         rook_from = chess.square(7 if kingside else 0, rank)
@@ -50,7 +52,7 @@ def shape_of(board: chess.Board, move: chess.Move) -> Shape:
         before = frm | chess.BB_SQUARES[rook_from]
         after = chess.BB_SQUARES[king_to] | chess.BB_SQUARES[rook_to]
         return Shape(move, before & ~after, after & ~before, None, before)
-    if board.is_en_passant(move):
+    if move.to_square == board.ep_square and board.is_en_passant(move):
         victim = move.to_square - 8 if board.turn == chess.WHITE else move.to_square + 8
         return Shape(move, frm | chess.BB_SQUARES[victim], to, victim, frm)
     if board.occupied & to:

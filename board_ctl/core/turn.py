@@ -112,14 +112,23 @@ class Turn:
     def split_at(self, cutoff: int) -> Carried:
         """Keep what happened before `cutoff`; return the raw events, touches and
         selector settings from then on (the opponent's, his reply having begun then)."""
-        carried = Carried(
-            {sq: [e for e in seen if e[0] >= cutoff] for sq, seen in self.events_on.items()},
-            [(when, sq) for when, sq in self.touched if when >= cutoff],
-            [(when, piece) for when, piece in self.selections if when >= cutoff])
+        kept: dict[chess.Square, RawEvents] = {}
+        later: dict[chess.Square, RawEvents] = {}
+        for sq, seen in self.events_on.items():  # (times ascend: most lists lie on one side)
+            if not seen or seen[-1][0] < cutoff:
+                kept[sq], later[sq] = seen, []
+            elif seen[0][0] >= cutoff:
+                kept[sq], later[sq] = [], seen
+            else:
+                kept[sq] = [e for e in seen if e[0] < cutoff]
+                later[sq] = [e for e in seen if e[0] >= cutoff]
+        carried = Carried(later, [(when, sq) for when, sq in self.touched if when >= cutoff],
+                          [(when, piece) for when, piece in self.selections if when >= cutoff])
         self.touched = [(when, sq) for when, sq in self.touched if when < cutoff]
-        self.events_on = {sq: [e for e in seen if e[0] < cutoff]
-                          for sq, seen in self.events_on.items()}
-        self.selections = [(when, piece) for when, piece in self.selections if when < cutoff]
+        self.events_on = kept
+        if self.selections:
+            self.selections = [(when, piece) for when, piece in self.selections
+                               if when < cutoff]
         return carried
 
     def adopt(self, carried: Carried, lifted: chess.Bitboard, t: int, settle: int) -> None:
@@ -143,7 +152,8 @@ class Turn:
 
 def first_real_lift(seen: RawEvents, settle: int) -> int | None:
     """The first lift in these raw events that lasted past the debounce."""
-    for (when, placed), after in zip(seen, seen[1:] + [(FOREVER, True)]):
-        if not placed and after[0] - when >= settle:
+    last = len(seen) - 1
+    for i, (when, placed) in enumerate(seen):
+        if not placed and (seen[i + 1][0] if i < last else FOREVER) - when >= settle:
             return when
     return None

@@ -71,8 +71,9 @@ def add_parser(subparsers: Any) -> None:
                           "40/5400+30:1800+30; default: [game] time_control, else the "
                           "emulator log's, else none)")
     run.add_argument("--pgn", type=Path, metavar="OUT",
-                     help="write the game's PGN here (its sensor log goes beside it, "
-                          "OUT.sensor.jsonl; a second game gets OUT-2)")
+                     help="write the game's PGN here; its sensor log and report go beside "
+                          "it (game.pgn: game.sensor.jsonl, game.report.jsonl); a "
+                          "second game gets game-2.pgn")
     run.add_argument("--report", type=Path, metavar="OUT",
                      help="write the game report (JSON Lines) here (default: beside the PGN)")
     run.add_argument("--once", action="store_true",
@@ -173,7 +174,13 @@ def _config(args: argparse.Namespace) -> Config:
 
 
 def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
-    opponent = _opponent(config)  # first: a missing engine is said before anything starts
+    try:  # first: a missing engine is said before anything starts
+        opponent = _opponent(config)
+    except BoardCtlError as exc:  # named as the user gave it: the option, else the key
+        key = "opponent.engine"
+        if getattr(args, "opponent", None) and str(exc).startswith(f"{key}:"):
+            raise type(exc)(OPTION_OF_KEY[key] + str(exc)[len(key):]) from None
+        raise
     try:
         return _start_service(config, args, view, opponent)
     except BaseException:

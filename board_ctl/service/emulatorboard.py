@@ -101,10 +101,15 @@ class EmulatorBoard:
             path = (stack.enter_context(importlib.resources.as_file(demo_log()))
                     if self.log_path is None else self.log_path)
             try:  # as the emulator reads it: utf-8-sig, an unplayable start refused
-                return read_start(path)
+                start = read_start(path)
             except SensorLogError as exc:
                 where = f"{path}:" if exc.line is not None else ""
                 raise ConfigError(f"emulator.log: {where}{exc}") from None
+        # What the start line had that cannot be used (a tag that is no PGN tag, a time
+        # control no clock shows) is left out; the operator is told, as replay tells.
+        for problem in start.problems:
+            log.warning("emulator.log %s: its start line: %s", path, problem)
+        return start
 
     # --- the process
 

@@ -138,6 +138,7 @@ class GameSession:
             self.marked_t = self.resume_at
         self.finished = False
         self.written = False
+        self.pgn_written = False  # the PGN is on disk (a full disk may have refused it)
 
     @property
     def over(self) -> bool:
@@ -237,6 +238,7 @@ class GameSession:
         for path, what, text in outputs:
             try:
                 write_atomic(path, text(), what)
+                self.pgn_written = self.pgn_written or path == self.files.pgn
             except BoardCtlError as exc:
                 errors.append(str(exc))
             except ValueError as exc:  # a record the writer refuses: the journal has it

@@ -534,7 +534,7 @@ class Service:
         self._write_outputs(session)
         self._end_journal(session)
         self._message(f"game {session.number}: {result.result} ({result.termination}); "
-                      f"PGN {session.files.pgn}")
+                      f"{_pgn_said(session)}")
         self.notifier.status(f"game {session.number} over: {result.result}")
         if not self.options.once:
             self._message("set the pieces up again for a new game")
@@ -556,7 +556,7 @@ class Service:
             if not session.written:
                 self._write_outputs(session)
                 state = "stopped in progress" if resumable else "ended unfinished"
-                self._message(f"game {session.number} {state}; PGN {session.files.pgn}")
+                self._message(f"game {session.number} {state}; {_pgn_said(session)}")
         if resumable:
             self._commit(session)
             self._message(f"game {session.game_id} is not over: it stays unfinished in the "
@@ -758,3 +758,10 @@ class Service:
             clocks=(referee.clock.remaining(chess.WHITE, referee.now),
                     referee.clock.remaining(chess.BLACK, referee.now)),
             running=referee.clock.turn if referee.clock.running and not result else None)
+
+
+def _pgn_said(session: GameSession) -> str:
+    """Where the game's PGN is, or that there is none: a PGN the disk refused (said
+    above, with its file and disk) must not be named as written."""
+    return (f"PGN {session.files.pgn}" if session.pgn_written
+            else "no PGN written (see above)")

@@ -9,6 +9,8 @@ its own thread, so drawing never delays an LED frame.
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -32,6 +34,8 @@ from board_ctl.core.effects import (
     SquareLight,
 )
 from board_ctl.sensorlog import SIDE_NAMES
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -191,10 +195,28 @@ class PlainView:
                  stream: TextIO | None = None) -> None:
         self._stream = stream or sys.stdout
         self._write = write or self._print
+        self._closed = False
 
     def _print(self, line: str) -> None:
-        self._stream.write(line + "\n")
-        self._stream.flush()
+        if self._closed:
+            return
+        try:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+        except BrokenPipeError:
+            # The reader went away (`| head`, a closed terminal): the board plays on.
+            self._closed = True
+            self._discard_output()
+            log.warning("standard output closed: no more lines shown; the board plays on")
+
+    def _discard_output(self) -> None:
+        """What is left in the stream's buffer would fail again at exit: send it nowhere."""
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):  # no file behind the stream
+            pass
 
     def show(self, state: ViewState, effects: Sequence[Effect]) -> None:
         for effect in effects:
