@@ -4,10 +4,10 @@
 
 `board-ctl run --opponent stockfish` runs as its own process on a real pty; this script is
 the board at the other end (bench_service.BenchBoard: the firmware's codec). White (the
-board) plays 1. e4 and presses its clock; Black is Stockfish. Then the board reports a
-piece knocked off and put back again and again (a full scan each time, as after a
-reconnection, so no debounce stands between the event and the frame) and times each
-scan, from the write of its SNAPSHOT to the read of the LEDS frame that shows the square
+board) plays 1. e4 (no clock: the move is complete once released); Black is Stockfish.
+Then the board reports a piece knocked off and put back again and again (a full scan each
+time, as after a reconnection, so no debounce stands between the event and the frame)
+and times each scan, from the write of its SNAPSHOT to the read of the LEDS frame that shows the square
 (blinking green) or no longer shows it:
 
 - searching: Stockfish is given a minute a move, so every sample falls in its search
@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_service import BenchBoard, percentile, service_env  # noqa: E402
+from bench_service import SPEED, BenchBoard, percentile, service_env  # noqa: E402
 
 from firmware_bridge import protocol as P  # noqa: E402
 
@@ -48,7 +48,9 @@ def start(link: Path, workdir: Path, movetime: float) -> subprocess.Popen[bytes]
     return subprocess.Popen(
         [sys.executable, "-m", "board_ctl.cli", "run", "--config", str(config), "--port",
          str(link), "--view", "none", "--opponent", "stockfish", "--engine-side", "black",
-         "--movetime", str(movetime), "--data-dir", str(workdir / "data"),
+         # (game seconds: the bench board says it plays SPEED times faster than the game,
+         # and the engine gets the game's times divided by that, so `movetime` is real s)
+         "--movetime", str(movetime * SPEED), "--data-dir", str(workdir / "data"),
          "--pgn", str(workdir / "bench.pgn")],
         cwd=workdir, env=service_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE)
@@ -91,10 +93,7 @@ def round_of(workdir: Path, movetime: float, samples: int
     try:
         board.wait_leds(timeout=30)  # connected: game 1, White to move
         board.square(chess.E2, False, 700)
-        board.square(chess.E4, True, 400)
-        board.receive(0.2)
-        board.advance(500)
-        board.send(P.CLOCK, P.WHITE, board.ms)
+        board.square(chess.E4, True, 400)  # (no clock: complete once released, 1 s)
         want = P.REMOTE_THINKING if movetime > 1 else P.REMOTE_SHOWN
         deadline = time.monotonic() + 30
         while True:  # the engine is searching, or has shown its move

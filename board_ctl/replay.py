@@ -20,7 +20,8 @@ def new_game(
     """A referee and an empty record for a game; `time_control` overrides the start's."""
     if time_control is None and start.time_control:
         time_control = TimeControl.parse(start.time_control)
-    referee = Referee(start.fen, profile, time_control=time_control, remote=start.remote)
+    referee = Referee(start.fen, profile, time_control=time_control, remote=start.remote,
+                      release_completes=start.release_completes)
     record = GameRecord(start.fen, dict(start.tags),
                         str(time_control) if time_control is not None else None)
     return referee, record

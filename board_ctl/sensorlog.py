@@ -71,6 +71,9 @@ class StartInfo:
     time_control: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
     remote: chess.Color | None = None  # the side a computer plays (None: both at the board)
+    # The players' opponent is not at the board (an online game, `board-ctl run
+    # --livechess`): without a clock a move released is complete (core/remoteplay.py).
+    release_completes: bool = False
     # What was wrong with the line and left out (the rest of it still counts).
     problems: tuple[str, ...] = field(default=(), compare=False)
 
@@ -167,8 +170,14 @@ def _start(obj: dict[str, Any]) -> StartInfo:
         problems.append(f"'remote' must be \"white\" or \"black\", not {quoted(remote)}; "
                         "left out")
         remote = None
+    release = obj.get("release_completes", False)
+    if not isinstance(release, bool):
+        problems.append(f"'release_completes' must be true or false, not {quoted(release)}; "
+                        "left out")
+        release = False
     return StartInfo(fen=board.fen(), time_control=tc, tags=good,
-                     remote=None if remote is None else SIDES[remote], problems=tuple(problems))
+                     remote=None if remote is None else SIDES[remote],
+                     release_completes=release, problems=tuple(problems))
 
 
 def _snapshot(obj: dict[str, Any], t: float, problems: list[str]) -> ev.Snapshot:
@@ -530,6 +539,8 @@ def start_to_json(start: StartInfo) -> dict[str, Any]:
         obj["tags"] = start.tags
     if start.remote is not None:
         obj["remote"] = SIDE_NAMES[start.remote]
+    if start.release_completes:
+        obj["release_completes"] = True
     return obj
 
 

@@ -12,8 +12,9 @@ parsed against its own board (an unparsable one is what the page announces as an
 illegal move).
 
 Run as a program, this file is a board emulator (firmware_bridge.emulator, unchanged
-but for a pause): it plays its log up to ``--until`` and holds there until SIGUSR1,
-then plays the rest with the log's own spacing, as a player who waits for the screen.
+but for its pauses): it plays its log up to the first ``--until`` and holds there until
+SIGUSR1, then plays on to the next ``--until`` with the log's own spacing, and so on, as
+a player who waits for the screen.
 """
 
 from __future__ import annotations
@@ -332,16 +333,24 @@ def log_events(rendered_jsonl: str, shift: float) -> list[ev.Event]:
 
 
 class HeldEmulator(Emulator):
-    """The emulator, holding at `until` until SIGUSR1, then playing on from there."""
+    """The emulator, holding at each of `holds` (log times, ascending) until the next
+    SIGUSR1, then playing on from there: a person who waits for the screen."""
 
-    go = False
+    goes = 0  # SIGUSR1s received (the signal handler counts them)
+
+    def __init__(self, *args: Any, holds: list[float], **kwargs: Any) -> None:
+        super().__init__(*args, until=holds[0] if holds else None, **kwargs)
+        self.holds = holds
+        self.released = 0  # holds let go so far
 
     def _play(self, now: float) -> None:
-        if self.go and self.until is not None and self.origin is not None:
+        while (self.released < HeldEmulator.goes and self.until is not None
+               and self.origin is not None):
             held_since = self.origin + (self.until - self.start_at) / self.speed
             if now >= held_since:  # the log time U now plays at `now`
                 self.origin += now - held_since
-            self.until = None
+            self.released += 1
+            self.until = self.holds[self.released] if self.released < len(self.holds) else None
         super()._play(now)
 
 
@@ -350,20 +359,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--link", required=True, type=Path)
     parser.add_argument("--log", required=True, type=Path)
     parser.add_argument("--speed", type=float, default=1.0)
-    parser.add_argument("--until", type=float, required=True)
+    parser.add_argument("--until", type=float, action="append", required=True,
+                        help="a log time to hold at until the next SIGUSR1 (repeatable)")
     args = parser.parse_args(argv)
     with args.log.open(encoding="utf-8") as stream:
         log = read_sensor_log(stream)
     assert not log.errors, log.errors
 
     def go_on(signum: int, frame: object) -> None:
-        HeldEmulator.go = True
+        HeldEmulator.goes += 1
 
     signal.signal(signal.SIGUSR1, go_on)
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     emulator = HeldEmulator(PtyLink(args.link), list(log.events),
                             chess.Board(log.start.fen).occupied, speed=args.speed,
-                            until=args.until)
+                            holds=sorted(args.until))
     return emulator.run()
 
 

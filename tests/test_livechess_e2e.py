@@ -21,7 +21,8 @@ import pytest
 from board_ctl.simulate import RenderStyle, render_game
 from conftest import missing_tool
 from corpus import corpus
-from livechesskit import LichessDgtClient, check_feeds, open_ws, windows
+from board_ctl.simulate.render import RenderedGame
+from livechesskit import LichessDgtClient, Window, check_feeds, open_ws, windows
 from servicekit import ROOT, child_env, excerpt, pgn_moves, wait_until
 
 QUICK = RenderStyle(think=(0.2, 0.9), long_think_prob=0.0, hand=(0.2, 0.6),
@@ -30,14 +31,16 @@ SPEED = 8.0
 
 
 class HeldBoard:
-    """tests/livechesskit.py as a board emulator process: it holds at `until` (log time)
-    until go() sends SIGUSR1."""
+    """tests/livechesskit.py as a board emulator process: it holds at each of `holds`
+    (log times) until go() sends SIGUSR1."""
 
-    def __init__(self, link: Path, log: Path, until: float, timeout: float = 15.0) -> None:
+    def __init__(self, link: Path, log: Path, holds: list[float], timeout: float = 15.0
+                 ) -> None:
         self.err = (link.parent / "board.err").open("w+b")
+        until = [arg for hold in holds for arg in ("--until", str(hold))]
         self.proc = subprocess.Popen(
             [sys.executable, str(ROOT / "tests" / "livechesskit.py"), "--link", str(link),
-             "--log", str(log), "--speed", str(SPEED), "--until", str(until)],
+             "--log", str(log), "--speed", str(SPEED), *until],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.err, cwd=ROOT,
             env=child_env())
         wait_until(lambda: link.exists() or self.proc.poll() is not None, timeout,
@@ -101,7 +104,7 @@ def test_lichess_sequence_through_the_service_and_the_emulator(tmp_path: Path,
     first = rendered.plies[window.start].first_line
     until = (rendered.lines[first - 1]["t"] + rendered.lines[first]["t"]) / 2
     link = tmp_path / "board"
-    board = HeldBoard(link, log, until)
+    board = HeldBoard(link, log, [until])
     try:
         with service(tmp_path, "--port", str(link), "--once", "--pgn",
                      str(tmp_path / "out.pgn"), "--livechess", "127.0.0.1:0") as (proc, url):
@@ -132,6 +135,103 @@ def test_lichess_sequence_through_the_service_and_the_emulator(tmp_path: Path,
     assert pgn_moves(pgn)[:len(expected)] == expected
     opening = chess.pgn.read_game(io.StringIO((tmp_path / "out.pgn").read_text()))
     assert opening is not None and opening.headers["Result"] == "*"
+
+
+# Without a clock: the person makes both sides' moves, the online opponent's as the page
+# shows them, so every move must reach the page with nothing after it on the board. Slides
+# and every capture order but the swap too fast for any sensor (presence cannot tell it
+# from a piece in hand; without a clock a capture must be seen landing).
+NO_CLOCK = RenderStyle(use_clock=False, think=(0.4, 1.0), long_think_prob=0.0,
+                       hand=(0.2, 0.6), idle_lift_prob=0.0, slide_prob=0.8,
+                       capture_styles=(0.35, 0.35, 0.2, 0.0, 0.1))
+
+
+def quick_recaptures(window: Window) -> set[int]:
+    """The plies of the window (indices from its start) that recapture on the square just
+    captured on: made at once, without waiting for the page."""
+    board = window.board_at(window.start)
+    moves = list(window.game.mainline_moves())[window.start:window.end]
+    quick = set()
+    for i, move in enumerate(moves):
+        if i and board.is_capture(move) and move.to_square == moves[i - 1].to_square:
+            quick.add(i)
+        board.push(move)
+    return quick
+
+
+def midpoint(rendered: RenderedGame, ply: int) -> float:
+    """A log time between ply's first event and the event before it."""
+    first = rendered.plies[ply].first_line
+    return (rendered.lines[first - 1]["t"] + rendered.lines[first]["t"]) / 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [31, 32, 33])
+def test_lichess_sequence_without_a_clock(tmp_path: Path, seed: int) -> None:
+    """`--livechess` and no clock: each move reaches the page once its piece is released
+    and the board stood still, while the person waits for it (the board holds before each
+    move until the page has the last one): castling, en passant, promotion, slides, both
+    capture orders; a capture and its recapture made at once arrive too. Before the fix
+    no move arrived: it waited for the reply, which waited for the page."""
+    window = windows(corpus())[0]
+    rendered = render_game(excerpt(window.game, 0, window.end), seed=seed, style=NO_CLOCK)
+    assert not any(line["ev"] == "clock" for line in rendered.lines)
+    log = tmp_path / "game.jsonl"
+    rendered.write(log)
+    quick = quick_recaptures(window)
+    assert quick, "the window has a recapture"
+    plies = window.end - window.start
+    holds = [midpoint(rendered, window.start + i) for i in range(plies) if i not in quick]
+    link = tmp_path / "board"
+    board = HeldBoard(link, log, holds)
+    expected = window.sans()
+    # the PyPI client reads the board too; it only talks to port 1982 (see below)
+    cli, cli_env = livechess_cli()
+    host = (f"127.{random.randrange(1, 255)}.{random.randrange(1, 255)}."
+            f"{random.randrange(2, 255)}")
+    positions = [window.board_at(window.start + n).board_fen() for n in range(plies + 1)]
+    try:
+        with service(tmp_path, "--port", str(link), "--once", "--pgn",
+                     str(tmp_path / "out.pgn"), "--livechess", f"{host}:1982"
+                     ) as (proc, url):
+            mid = window.board_at(window.start).board_fen()
+            wait_until(lambda: eboard_placement(url) == mid, 60, what="the mid-game")
+            with open_ws(url) as ws:
+                client = LichessDgtClient(ws)
+                client.pump(lambda: client.last_board is not None)
+                client.setup(window.fen)
+                client.pump(lambda: any(f["start"] == window.fen for f in client.feeds),
+                            what="the new start")
+                for i in range(plies):
+                    if i in quick:
+                        continue  # made at once after the capture: no wait
+                    board.go()
+                    upto = i + 1
+                    while upto in quick:
+                        upto += 1  # the recapture follows without waiting
+                    # the board holds still until the page has the move(s)
+                    client.pump(lambda: len(client.applied) >= upto, 30,
+                                what=f"{expected[i:upto]} while the board holds")
+                    assert client.applied == expected[:upto], client.applied
+                    if any(mark in san for san in expected[i:upto] for mark in "xO="):
+                        shown = subprocess.run([*cli, "eboards", "--host", host],
+                                               capture_output=True, text=True, env=cli_env,
+                                               timeout=60)
+                        assert shown.returncode == 0, shown.stderr
+                        if upto < plies:  # (after the last move the board is done)
+                            assert "ACTIVE" in shown.stdout, shown.stdout
+                        assert positions[upto] in shown.stdout, (positions[upto], shown.stdout)
+                assert client.problems == []
+                check_feeds(client.feeds)
+                assert all(f["san"] == expected[:len(f["san"])] for f in client.feeds
+                           if f["start"] == window.fen)
+            assert proc.wait(timeout=60) == 0
+        assert board.proc.wait(timeout=15) == 0, board.errors()
+    finally:
+        board.close()
+    pgn = (tmp_path / "out-2.pgn").read_text(encoding="utf-8")
+    assert pgn_moves(pgn) == expected
+    assert "[%clk" not in pgn
 
 
 LIVECHESS_CLI = ROOT / ".tools" / "livechess-cli"  # pip install --target (see .ci/run)

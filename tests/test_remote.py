@@ -28,7 +28,13 @@ from board_ctl.core.effects import (
 from board_ctl.core.profiles import PROFILES
 from board_ctl.core.inference import RELEASED_AFTER
 from board_ctl.core.referee import Referee
-from board_ctl.core.rules.remote import PROMOTION_HOLD, REMOTE_HOLD, move_lights
+from board_ctl.core.rules.endings import GAME_END_HOLD
+from board_ctl.core.rules.remote import (
+    PROMOTION_HOLD,
+    PROMOTION_RELEASE,
+    REMOTE_HOLD,
+    move_lights,
+)
 from board_ctl.core.timecontrol import TimeControl
 from board_ctl.replay import replay_events
 from board_ctl.sensorlog import StartInfo
@@ -179,13 +185,13 @@ def test_a_promotion_shows_its_piece_on_the_status_leds() -> None:
     assert table.frame.status.remote == Remote.NONE
     table.move("c7c8", dt=0.5)
     table.feed(ev.PromotionChosen(table.at(0.2), chess.ROOK))
-    table.wait(RELEASED_AFTER + 0.2)
+    table.wait(PROMOTION_RELEASE + 0.2)
     assert table.moves == ["b2b1n", "c7c8r"] and table.alerts == []
 
 
 def test_without_a_clock_a_promotion_waits_for_its_piece() -> None:
     # the pawn put down, left a moment, replaced by a rook, the selector set after: a rook
-    # (a promotion with no selector set completes after 3 s, not the 1 s of a release)
+    # (a promotion completes 3 s after the last change, not the 1 s of a release)
     table = Table("8/1P5k/8/8/8/8/8/K7 w - - 0 1", remote=chess.BLACK)
     table.move("b7b8")
     table.wait(1.6)
@@ -193,16 +199,24 @@ def test_without_a_clock_a_promotion_waits_for_its_piece() -> None:
     table.lift("b8", dt=0.2)
     table.place("b8", dt=1.2)
     table.feed(ev.PromotionChosen(table.at(0.4), chess.ROOK))
-    table.wait(RELEASED_AFTER + 0.2)
+    table.wait(PROMOTION_RELEASE)
     assert table.moves == ["b7b8r"] and table.alerts == []
 
 
-def test_without_a_clock_a_promotion_chosen_first_is_complete_once_released() -> None:
+def test_without_a_clock_a_promotion_chosen_first_still_waits_for_the_pawns_swap() -> None:
+    # the selector set first, the pawn put down, left 1.5 s, then replaced by the knight:
+    # one move, no piece lifted out of turn
     table = Table("8/1P5k/8/8/8/8/8/K7 w - - 0 1", remote=chess.BLACK)
     table.feed(ev.PromotionChosen(table.at(0.5), chess.KNIGHT))
     table.move("b7b8")
-    table.wait(RELEASED_AFTER + 0.2)
-    assert table.moves == ["b7b8n"]
+    table.wait(1.5)
+    assert table.moves == []
+    table.lift("b8")
+    table.place("b8", dt=1.2)
+    table.wait(PROMOTION_RELEASE - 0.2)
+    assert table.moves == []
+    table.wait(0.4)
+    assert table.moves == ["b7b8n"] and table.alerts == []
 
 
 def test_a_wrong_execution_is_shown_as_what_to_put_where_then_corrected() -> None:
@@ -313,6 +327,24 @@ def test_the_computers_mate_ends_the_game_at_once_and_stays_lit() -> None:
     lit = table.lit()
     assert lit["d8"] == (Colour.BLUE, Blink.STEADY) and lit["h4"] == (Colour.GREEN, Blink.STEADY)
     assert lit["e1"] == (Colour.RED, Blink.STEADY)  # the losing king
+
+
+def test_his_mating_capture_left_standing_ends_the_game() -> None:
+    # With a clock, nobody presses after a mate. His queen on d4 could take on d5, e4, f2
+    # or b2 (the victim lifted first): only Qxf2 mates, and the piece seen landing on f2
+    # says that is the capture made (found by tests/test_remote.py's whole games).
+    fen = "rnbk3r/3p1Q1p/p1p5/2bP3n/Pp1qP3/5BP1/NRP2P1P/2B2KNR w - - 1 22"
+    table = Table(fen, remote=chess.WHITE, time_control="900+5")
+    table.computer("g3g4")
+    table.move("g3g4")
+    table.wait(3.0)
+    table.lift("f2", dt=3.2)
+    table.lift("d4", dt=1.0)
+    table.place("f2", dt=1.4)
+    table.wait(GAME_END_HOLD + 0.5)
+    assert table.moves == ["g3g4", "d4f2"] and table.alerts == []
+    over = [e for e in table.effects if isinstance(e, GameOver)]
+    assert [(o.result, o.termination) for o in over] == [("0-1", "checkmate")]
 
 
 def test_a_move_it_did_not_choose_or_out_of_turn_is_ignored() -> None:

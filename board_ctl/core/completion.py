@@ -272,21 +272,28 @@ class Completion(GameState):
     def _flag(self, when: int) -> None:
         """The side to move ran out of time (FIDE 6.9), unless a mate already stood."""
         match = self.turn.match
-        if match is not None and infer.placed(self.turn, match) and all(
-                self.endings.ends_game(self.turn.replies_to(s)) for s in match.shapes):
+        if match is not None and self._placement_ends_game(match):
             self._complete_match(match.since, guess=True)  # 5.1.1: the mate ended the game
             return
         side = self.game_clock.running_side
         assert side is not None
         self._apply(when, self.endings.flag(self.board, side))
 
+    def _placement_ends_game(self, match: Match) -> bool:
+        """Whether the move standing ends the game. A piece in hand is not yet a capture:
+        only a piece seen arriving counts, and where it was seen landing says which of
+        the captures it is (not every capture its lift allows need end the game)."""
+        landed = infer.landings(self.turn, match)
+        if not (match.placed or landed):
+            return False
+        return all(self.endings.ends_game(self.turn.replies_to(s))
+                   for s in (landed or match.shapes))
+
     def _end_by_placement(self, when: int) -> None:
         """A mating or drawing move ends the game without a press (FIDE 6.2.1)."""
         match = self.turn.match
         assert match is not None
-        # A piece in hand is not yet a capture: only a piece seen arriving counts.
-        match.ends_game = infer.placed(self.turn, match) and all(
-            self.endings.ends_game(self.turn.replies_to(s)) for s in match.shapes)
+        match.ends_game = self._placement_ends_game(match)
         if match.ends_game:
             self._complete_match(when, guess=True)
 

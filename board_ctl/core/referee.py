@@ -36,9 +36,11 @@ from board_ctl.core.timers import MAX_FIRINGS, Timer, TimerStall, fire_due  # no
 class Referee(Sensing, Completion, RemotePlay):
     """Feed it events with `feed`; it returns the effects they cause. Pure and synchronous.
 
-    `Referee(fen, profile, settle, time_control, debug, remote)`: `settle` is the debounce
-    time in seconds; `debug` makes a timer that stalls raise TimerStall (tests); `remote`
-    the side a computer plays (its moves arrive as `OpponentMoved`).
+    `Referee(fen, profile, settle, time_control, debug, remote, release_completes)`:
+    `settle` is the debounce time in seconds; `debug` makes a timer that stalls raise
+    TimerStall (tests); `remote` the side a computer plays (its moves arrive as
+    `OpponentMoved`); `release_completes`: without a clock a move released completes it
+    (implied by `remote`; an online opponent's game through the LiveChess endpoint).
     """
 
     # ------------------------------------------------------------------ public API

@@ -7,7 +7,10 @@ recorded as chosen, its clock stopped. Until the board shows the game's position
 sensor changes go to the debouncer and to the execution under way, not to inference or
 the rules (`Sensing` asks `_remote_raw` and `_remote_settled` first). Without a clock, a
 legal move of the person's that stands released (FIDE 4.7) completes it: the remote side
-cannot start its reply on the board. Takebacks and hints (casual) are here too.
+cannot start its reply on the board. The same holds for both sides' moves when the
+players' opponent is online (`release_completes`, the LiveChess endpoint): the person makes
+the online opponent's moves too, each only once the previous one was seen. Takebacks and
+hints (casual) are here too.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ class RemotePlay(GameState):
         """A raw change while the board lags the game or the remote side is to move: only
         the hands' evidence and the debouncer see it. True when it is handled here."""
         remote, board = self.remote, self.board
+        remote.last_raw = t
         execution = remote.execution
         if execution is not None:
             if (not placed and execution.move is not None and self.occupied == execution.target
@@ -116,11 +120,14 @@ class RemotePlay(GameState):
                 and self.press.decision is None and self.turn.ambiguous is None
                 and infer.placed(self.turn, match)):
             # No clock: a legal move released (FIDE 4.7) is complete, as the remote side
-            # cannot start its reply on the board.
-            wait = RELEASED_AFTER_US
-            if match.promoting and self.turn.selected() is None:
-                wait = PROMOTION_RELEASE_US  # the pawn may yet be replaced (4.6)
-            return [(remote.standing_since + wait, self._released)]
+            # (a computer, or an online opponent: then either side's move) cannot start
+            # its reply on the board.
+            # A promotion waits longer: the pawn put down is often replaced by the new
+            # piece after a pause (4.6), whether or not the selector was set first.
+            wait = PROMOTION_RELEASE_US if match.promoting else RELEASED_AFTER_US
+            # (from the last raw change: the evidence of a capture's landing may come
+            # after the move was first seen, and the hand may still be on the piece)
+            return [(max(remote.standing_since, remote.last_raw) + wait, self._released)]
         return []
 
     def _hold_over(self, when: int) -> None:

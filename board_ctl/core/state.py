@@ -36,13 +36,18 @@ from board_ctl.core.turn import Turn
 class GameState:
     def __init__(self, fen: str = chess.STARTING_FEN, profile: Profile = PROFILES["fide"],
                  settle: float = DEFAULT_SETTLE, time_control: TimeControl | None = None,
-                 debug: bool = False, remote: chess.Color | None = None) -> None:
+                 debug: bool = False, remote: chess.Color | None = None,
+                 release_completes: bool = False) -> None:
         self.profile = profile
         # A side played from elsewhere (a computer, rules/remote.py): its moves arrive as
-        # events and the person makes them on the board. `_remote_on` is checked on every
+        # events and the person makes them on the board. `release_completes`: the
+        # players' opponent is not at the board (an online game through the LiveChess
+        # endpoint, where one person makes both sides' moves), so without a clock a move
+        # released is complete, as against a computer: nobody can begin the reply on the
+        # board before the move was seen. `_remote_on` (either) is checked on every
         # event: a plain bool.
         self.remote = RemoteState(side=remote)
-        self._remote_on = remote is not None
+        self._remote_on = remote is not None or release_completes
         self.debug = debug  # a timer that stalls raises TimerStall instead of being left out
         self.firings = 0  # timers fired so far (the property tests bound it per event)
         self.board = chess.Board(fen)

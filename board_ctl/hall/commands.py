@@ -26,7 +26,7 @@ from board_ctl.core import events as ev
 from board_ctl.journal import decode_record
 from board_ctl.errors import TagError
 from board_ctl.pgntags import check_tag
-from board_ctl.sensorlog import RESULTS, StartInfo
+from board_ctl.sensorlog import RESULTS
 from board_ctl.service.messages import Command, NewGame
 
 if TYPE_CHECKING:
@@ -309,7 +309,7 @@ def _carry_out(service: Service, order: Order) -> Outcome:
                                   "ref": order.key})
         start = service.start
         fen = f["fen"] or start.fen
-        service.handle(NewGame(StartInfo(fen, start.time_control, dict(start.tags)),
+        service.handle(NewGame(replace(start, fen=fen, tags=dict(start.tags), problems=()),
                                f"a new game was asked for by {order.by}"))
         return Outcome(True, None, None)
     if order.verb == "players":

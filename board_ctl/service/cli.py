@@ -21,6 +21,7 @@ import logging
 import os
 import signal
 import sys
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -225,6 +226,11 @@ def _start_service(config: Config, args: argparse.Namespace, view: View,
         start = StartInfo(fen=config.game.start_fen if config.game.fen else found.fen,
                           tags={**found.tags, **tags},
                           time_control=time_control or found.time_control)
+    if config.livechess.listen:
+        # The players' opponent is online: the person makes both sides' moves, each only
+        # once the page has shown the last one, so without a clock a move released is
+        # complete (with a clock, the press completes it as ever).
+        start = replace(start, release_completes=True)
     namer = OutputNamer(Path(config.output.dir).expanduser(), args.pgn, args.report)
     options = RunOptions(once=args.once, lost_timeout=config.serial.lost_timeout)
     data_dir = config.output.data_dir
@@ -240,7 +246,9 @@ def _start_service(config: Config, args: argparse.Namespace, view: View,
                      f"{config.board.profile}")
     if endpoint is not None:
         endpoint.start(service.submit)
-        view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com)")
+        view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com); "
+                     "a move goes out at the clock press, or without a clock once its piece "
+                     "is released and the board stands still for 1 s")
     if publisher is not None:
         publisher.attach(service)
         publisher.start(wait=MQTT_WAIT)  # a refused login stops here, in one line

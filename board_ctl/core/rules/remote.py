@@ -38,8 +38,9 @@ REMOTE_HOLD = 1.0  # s the board must stand unchanged in the game's position whe
 # else shows the capturing piece came down (a piece pushed off its square unseen)
 PROMOTION_HOLD = 2.0  # s for a promotion: the pawn put down is often replaced after a pause
 # Without a clock the person's own move is complete once released (FIDE 4.7): after
-# RELEASED_AFTER (1 s), but a promotion with no piece chosen on the selector waits longer,
-# as the pawn put down is often replaced by the new piece after a pause (4.6).
+# RELEASED_AFTER (1 s) without a change on the board, but a promotion waits longer, as the
+# pawn put down is often replaced by the new piece after a pause (4.6), also when the
+# selector was set before.
 PROMOTION_RELEASE = 3.0
 
 FROM = Colour.BLUE  # the piece that must move
@@ -145,6 +146,9 @@ class RemoteState:
     # The person's move standing on the board, and since when (it completes once released)
     standing: object = None
     standing_since: int = 0
+    # The latest raw change anywhere on the board: a move completes by release only once
+    # the board has stood still (a capture's piece comes down after its victim left).
+    last_raw: int = 0
 
     def busy(self, board: chess.Board) -> bool:
         """Whether the board is not the person's to play on: the remote side is to move,
