@@ -94,3 +94,69 @@ def test_a_log_cut_after_any_capturing_pieces_lift_records_no_move_not_made(
                 failures.append((seed, index, [m.uci() for m in got[-2:]]))
     assert cuts >= 100
     assert invented == 0, f"{invented} of {cuts} cuts recorded a move not made: {failures[:5]}"
+
+
+# Without a clock a move is made once released (FIDE 4.7: it stood 1 s, its piece seen
+# arriving); the opponent may begin his capture by taking that very piece off first.
+E4_D5_TAKEN_IN_HAND = [
+    {"t": 0.0, "ev": "start", "fen": chess.STARTING_FEN},
+    {"t": 1.0, "ev": "lift", "sq": "e2"},
+    {"t": 1.4, "ev": "place", "sq": "e4"},
+    {"t": 3.0, "ev": "lift", "sq": "d7"},
+    {"t": 3.4, "ev": "place", "sq": "d5"},
+    {"t": 5.0, "ev": "lift", "sq": "d5"},  # White takes the d5 pawn off for exd5
+]
+
+
+def test_a_released_move_whose_piece_the_opponent_holds_is_kept() -> None:
+    assert replay_lines(E4_D5_TAKEN_IN_HAND) == [chess.Move.from_uci(u) for u in ("e2e4", "d7d5")]
+
+
+def test_a_released_move_lifted_again_by_its_mover_stands() -> None:
+    # he released d5, lifted the pawn again and the log ends with it in his hand: 4.7
+    assert replay_lines(E4_D5_TAKEN_IN_HAND[:5] + [{"t": 5.0, "ev": "lift", "sq": "d5"}]) \
+        == [chess.Move.from_uci(u) for u in ("e2e4", "d7d5")]
+
+
+def test_a_piece_put_back_where_it_came_from_is_no_move_at_the_end() -> None:
+    back = E4_D5_TAKEN_IN_HAND[:5] + [{"t": 5.0, "ev": "lift", "sq": "d5"},
+                                      {"t": 5.3, "ev": "place", "sq": "d7"}]
+    assert replay_lines(back) == [chess.Move.from_uci("e2e4")]
+
+
+def test_a_move_only_slid_through_is_not_released() -> None:
+    slid = E4_D5_TAKEN_IN_HAND[:4] + [{"t": 3.3, "ev": "place", "sq": "d6"},
+                                      {"t": 3.35, "ev": "lift", "sq": "d6"}]
+    assert replay_lines(slid) == [chess.Move.from_uci("e2e4")]
+
+
+@pytest.mark.slow
+def test_a_log_cut_while_a_victim_is_in_hand_keeps_every_released_move() -> None:
+    """Real games without a clock, every capture victim-first: cut at each line of the
+    capture's ply. Each move before it that stood released (1 s) on its square is kept,
+    and no move is recorded that was not made."""
+    style = dataclasses.replace(RenderStyle(), use_clock=False,
+                                capture_styles=(1.0,), bounce_prob=0.3)
+    cuts = kept = 0
+    failures = []
+    for seed, game in enumerate(corpus()[:12]):
+        rendered = render_game(game, seed=seed, style=style)
+        for trace in rendered.plies:
+            if trace.style != "capture:victim-first" or trace.ply == 0:
+                continue
+            before = rendered.plies[trace.ply - 1]
+            placed_at = max(line["t"] for line in rendered.lines[before.first_line:
+                                                                 before.end_line]
+                            if line.get("ev") in ("lift", "place"))
+            taken_at = rendered.lines[trace.first_line]["t"]  # the victim's lift
+            for cut in range(trace.first_line + 1, trace.end_line + 1):
+                got = replay_lines(rendered.lines[:cut])
+                cuts += 1
+                assert got == rendered.moves[:len(got)], (seed, trace.ply, cut)
+                if taken_at - placed_at < 1.5:
+                    continue  # taken off before it was released: the end cannot tell
+                kept += 1
+                if len(got) < trace.ply:
+                    failures.append((seed, trace.ply, before.uci, cut - trace.first_line))
+    assert cuts >= 200 and kept >= 100
+    assert failures == [], f"{len(failures)} of {kept} cuts lost a released move: {failures[:5]}"

@@ -30,6 +30,7 @@ from board_ctl.core.rules import Action, AddTime, Clear, End, Finding, Record
 from board_ctl.core.rules.endings import GAME_END_HOLD_US
 from board_ctl.core.sensing import Sensing
 from board_ctl.core.timebase import seconds, to_us
+from board_ctl.core.turn import Match
 from board_ctl.core.timers import MAX_FIRINGS, Timer, TimerStall, fire_due  # noqa: F401
 
 
@@ -71,7 +72,25 @@ class Referee(Sensing, Completion, RemotePlay):
             self._commit(self.turn.ambiguous.shapes, end, guess=True)
         elif self.result is None and self.turn.match is not None and self._made_by_end():
             self._complete_match(end, guess=True)
+        elif self.result is None and (released := self._released_at_end()) is not None:
+            self._commit(released.shapes, released.since, guess=True)
         return self._drain()
+
+    def _released_at_end(self) -> Match | None:
+        """The move released (FIDE 4.7: it stood on its square, its piece seen arriving)
+        whose piece is in a hand at the log's end: the opponent taking it off for his
+        capture, or its mover holding it again (the board may then look like a capture
+        in hand). It was made; without a clock nothing else completes it. Not when a piece
+        stands where the move left none (put back on its square: no move)."""
+        turn = self.turn
+        if turn.ambiguous is not None or not turn.released:
+            return None
+        released = turn.released[-1]
+        after = released.shapes[0].after(turn.position.occupied)
+        occupied = self.occupied
+        if occupied & ~after or occupied == turn.position.occupied:
+            return None
+        return released
 
     def _made_by_end(self) -> bool:
         """Whether the move the board shows at the log's end was made. A capturing piece
