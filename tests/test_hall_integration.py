@@ -62,6 +62,9 @@ def test_a_board_that_reconnects_raises_no_alert_twice(tmp_path: Path, broker: B
                                 is None and h, 60, "the second alert", board.alive)
             assert before[0]["code"] == before[1]["code"] == "position-mismatch"
             assert before[0]["cleared_ms"] is not None
+            # the watcher is another subscriber: it may get the second alert after the
+            # station did
+            watcher.wait(lambda: len(watcher.on("b1/alert")) >= 2, 30, "both alerts")
             alerts = len(watcher.on("b1/alert"))
             assert alerts == 2
             proxy.cut_off()

@@ -16,7 +16,7 @@ from board_ctl.core.profiles import PROFILES
 from board_ctl.record import GameRecord
 from board_ctl.replay import replay_events
 from board_ctl.sensorlog import StartInfo
-from board_ctl.simulate import RenderStyle, render_game
+from board_ctl.simulate import RenderedGame, RenderStyle, render_game
 from corpus import replay_rendered
 
 
@@ -58,8 +58,32 @@ def test_any_legal_game_any_rendering_replays_exactly(
 ) -> None:
     rendered = render_game(game, seed=seed, style=style)
     replayed = replay_rendered(rendered)
-    assert replayed.moves == rendered.moves
+    expected = rendered.moves
+    if not style.use_clock and last_capture_unseen(rendered):
+        expected = expected[:-1]
+    assert replayed.moves == expected
     assert replayed.alerts == []
+
+
+def last_capture_unseen(rendered: RenderedGame) -> bool:
+    """The log ends on a capture no event shows landing (a push-off: the victim swept off
+    as the piece comes down, its sensor never open), with nothing after it (no press, no
+    game end). To the board that is a piece still in hand, and a log's end records no
+    move its piece was not seen to make (test_log_end.py)."""
+    if not rendered.moves:
+        return False
+    board = rendered.final_board()
+    if board.is_game_over(claim_draw=False):
+        return False
+    last = board.pop()
+    if not board.is_capture(last):
+        return False
+    target = chess.square_name(last.to_square)
+    origin = chess.square_name(last.from_square)
+    lifted = max(i for i, line in enumerate(rendered.lines)
+                 if line.get("ev") == "lift" and line.get("sq") == origin)
+    return not any(line.get("ev") == "place" and line.get("sq") == target
+                   for line in rendered.lines[lifted:])
 
 
 raw_events = st.lists(
