@@ -37,6 +37,11 @@ def floors(games: list[tuple[str, list[str]]]) -> tuple[float, float, int]:
     """(per-ply CPU s of legal moves + SAN + push, the same with outcome(), plies)."""
     moves = [(fen, [chess.Move.from_uci(u) for u in ucis]) for fen, ucis in games]
     plies = sum(len(m) for _, m in moves)
+    return floor(moves, False) / plies, floor(moves, True) / plies, plies
+
+
+def floor(moves: list[tuple[str, list[chess.Move]]], outcome: bool) -> float:
+    """CPU s that any move-by-move program pays for these games (and outcome() too)."""
     start = time.process_time()
     for fen, line in moves:
         board = chess.Board(fen)
@@ -44,17 +49,9 @@ def floors(games: list[tuple[str, list[str]]]) -> tuple[float, float, int]:
             list(board.legal_moves)
             board.san(move)
             board.push(move)
-    plain = time.process_time() - start
-    start = time.process_time()
-    for fen, line in moves:
-        board = chess.Board(fen)
-        for move in line:
-            list(board.legal_moves)
-            board.san(move)
-            board.push(move)
-            board.outcome()
-    with_outcome = time.process_time() - start
-    return plain / plies, with_outcome / plies, plies
+            if outcome:
+                board.outcome()
+    return time.process_time() - start
 
 
 def replay(logs: list[str], latencies: list[float] | None = None) -> float:

@@ -7,6 +7,7 @@ scripted violation must raise its code and leave the game record exact.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import chess
 import pytest
@@ -43,21 +44,30 @@ def test_clean_games_are_exact_with_no_alert(name: str) -> None:
     assert failures == [], f"{len(failures)} of {checked} games wrong: {failures[:5]}"
 
 
-@pytest.mark.parametrize("use_clock", [True, False], ids=["clock", "no-clock"])
-def test_promotion_selector_just_after_the_press_counts(use_clock: bool) -> None:
-    """README: the selector counts when set any time before the move is completed, even
-    just after the press (without a clock: after the placement, before the reply)."""
-    style = RenderStyle(use_clock=use_clock, promote_timings=(0.0, 0.0, 0.0, 1.0),
-                        queen_default_prob=0.0)
+def inexact_games(style: RenderStyle, has: Callable[[chess.Board, chess.Move], bool]
+                  ) -> tuple[list[tuple[int, int, list[str]]], int]:
+    """The corpus's games with a move `has` accepts, rendered in `style` and replayed:
+    (seed, first divergence, alerts) of those not exact or not silent, and how many."""
     failures, checked = [], 0
     for seed, game in enumerate(corpus()):
-        if not has_move(game, lambda board, move: move.promotion not in (None, chess.QUEEN)):
+        if not has_move(game, has):
             continue
         replayed = replay_rendered(render_game(game, seed=seed, style=style))
         checked += 1
         rendered = replayed.rendered
         if replayed.moves != rendered.moves or replayed.alerts or replayed.result != rendered.result:
             failures.append((seed, replayed.first_divergence(), replayed.alerts[:3]))
+    return failures, checked
+
+
+@pytest.mark.parametrize("use_clock", [True, False], ids=["clock", "no-clock"])
+def test_promotion_selector_just_after_the_press_counts(use_clock: bool) -> None:
+    """README: the selector counts when set any time before the move is completed, even
+    just after the press (without a clock: after the placement, before the reply)."""
+    style = RenderStyle(use_clock=use_clock, promote_timings=(0.0, 0.0, 0.0, 1.0),
+                        queen_default_prob=0.0)
+    failures, checked = inexact_games(
+        style, lambda board, move: move.promotion not in (None, chess.QUEEN))
     assert checked >= 40
     assert failures == [], f"{len(failures)} of {checked} games wrong: {failures[:5]}"
 
@@ -84,15 +94,7 @@ BEHAVIOURS = {
 def test_behaviours_real_players_have_are_exact_with_no_alert(name: str, use_clock: bool) -> None:
     base, has = BEHAVIOURS[name]
     style = dataclasses.replace(base, use_clock=use_clock)
-    failures, checked = [], 0
-    for seed, game in enumerate(corpus()):
-        if not has_move(game, has):
-            continue
-        replayed = replay_rendered(render_game(game, seed=seed, style=style))
-        checked += 1
-        rendered = replayed.rendered
-        if replayed.moves != rendered.moves or replayed.alerts or replayed.result != rendered.result:
-            failures.append((seed, replayed.first_divergence(), replayed.alerts[:3]))
+    failures, checked = inexact_games(style, has)
     assert checked >= 60
     assert failures == [], f"{len(failures)} of {checked} games wrong: {failures[:5]}"
 
