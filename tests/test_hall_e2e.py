@@ -11,13 +11,11 @@ the three games in board order with [%clk], accepted by pgn-extract."""
 from __future__ import annotations
 
 import io
-import os
 import re
 import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +26,7 @@ import pytest
 from board_ctl.simulate import eligible_plies, render_game, render_violation
 from board_ctl.station.views import move_label
 from brokerkit import Broker
+from browserkit import browser, keep_screenshot  # noqa: F401 (a fixture)
 from conftest import missing_tool
 from hallkit import (
     ARBITER,
@@ -41,10 +40,6 @@ from hallkit import (
 )
 from servicekit import FAST, child_env, game_from
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 PGN_EXTRACT = shutil.which("pgn-extract") or shutil.which("pgn-extract", path="/usr/games")
 SPEED = 8.0  # the emulators play their logs at 8x
 HOLD = 6.0 * SPEED  # log s the boards stand in the start position (6 s): the pairings come first
@@ -78,28 +73,6 @@ def illegal_move_game() -> tuple[Any, int]:
             return render_violation(game, "illegal-move", seed=index, ply=plies[0],
                                     style=FAST), plies[0]
     raise AssertionError("no game to stage an illegal move in")
-
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        missing_tool("chromium is not installed (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing_tool("Playwright's Python package is not installed (pip install playwright)")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-def keep_screenshot(page: Any, path: Path) -> None:
-    page.screenshot(path=str(path), full_page=True)
-    artifacts = os.environ.get("BOARD_CTL_ARTIFACTS")
-    if artifacts:
-        Path(artifacts).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(artifacts) / path.name)
 
 
 def export(board: BoardProcess, tmp: Path) -> chess.pgn.Game:

@@ -9,9 +9,7 @@ put in its place without touching the tests."""
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,15 +22,11 @@ import httpx2 as httpx  # the test extra (starlette's test client uses it too)
 import pytest
 
 from board_ctl.station.users import make_user, save_user
-from conftest import missing_tool
+from browserkit import browser, keep_screenshot  # noqa: F401 (a fixture)
 from servicekit import game_from
 from stationkit import Broker, ContractBoard, MqttBoard, broker_fixture, free_port, wait_for
 
 PASSWORD = "correct horse battery"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu",
-                 "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture
@@ -126,7 +120,8 @@ def board(board_id: str, index: int, number: int, **kwargs: Any) -> ContractBoar
 
 
 def sans_of(station: StationProcess, board_id: str) -> list[str]:
-    return [m["san"] for m in station.board(board_id)["moves"]]
+    # (a board the station has not heard of yet: no moves, and the wait goes on)
+    return [m["san"] for m in station.board(board_id).get("moves", [])]
 
 
 def login(client: httpx.Client) -> str:
@@ -218,27 +213,6 @@ def test_commands_go_through_the_broker_and_are_journaled(
 
 
 # ---- in a real browser --------------------------------------------------------------
-
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        missing_tool("chromium is not installed (apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing_tool("Playwright's Python package is not installed (pip install playwright)")
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-def keep_screenshot(page: Any, path: Path) -> None:
-    page.screenshot(path=str(path), full_page=True)
-    artifacts = os.environ.get("BOARD_CTL_ARTIFACTS")
-    if artifacts:
-        Path(artifacts).mkdir(parents=True, exist_ok=True)
-        shutil.copy(path, Path(artifacts) / path.name)
 
 
 @pytest.mark.slow
