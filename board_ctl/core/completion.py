@@ -286,8 +286,11 @@ class Completion(GameState):
         landed = infer.landings(self.turn, match)
         if not (match.placed or landed):
             return False
-        return all(self.endings.ends_game(self.turn.replies_to(s))
-                   for s in (landed or match.shapes))
+        return self._ends_game(landed or match.shapes)
+
+    def _ends_game(self, shapes: list[Shape]) -> bool:
+        """Whichever of these moves was made, the game is over after it."""
+        return all(self.endings.ends_game(self.turn.replies_to(s)) for s in shapes)
 
     def _end_by_placement(self, when: int) -> None:
         """A mating or drawing move ends the game without a press (FIDE 6.2.1)."""

@@ -68,12 +68,14 @@ class Referee(Sensing, Completion, RemotePlay):
             self._settled(change)
         if self.result is None and self.press.decision is not None:
             self._decide_press(end)
-        if self.result is None and self.turn.ambiguous is not None:
-            self._commit(self.turn.ambiguous.shapes, end, guess=True)
-        elif self.result is None and self.turn.match is not None and self._made_by_end():
-            self._complete_match(end, guess=True)
-        elif self.result is None and (released := self._released_at_end()) is not None:
-            self._commit(released.shapes, released.since, guess=True)
+        if self.result is None:
+            turn = self.turn
+            if turn.ambiguous is not None:
+                self._commit(turn.ambiguous.shapes, end, guess=True)
+            elif turn.match is not None and self._made_by_end(turn.match):
+                self._complete_match(end, guess=True)
+            elif (released := self._released_at_end()) is not None:
+                self._commit(released.shapes, released.since, guess=True)
         return self._drain()
 
     def _released_at_end(self) -> Match | None:
@@ -83,7 +85,7 @@ class Referee(Sensing, Completion, RemotePlay):
         in hand). It was made; without a clock nothing else completes it. Not when a piece
         stands where the move left none (put back on its square: no move)."""
         turn = self.turn
-        if turn.ambiguous is not None or not turn.released:
+        if not turn.released:
             return None
         released = turn.released[-1]
         after = released.shapes[0].after(turn.position.occupied)
@@ -92,16 +94,13 @@ class Referee(Sensing, Completion, RemotePlay):
             return None
         return released
 
-    def _made_by_end(self) -> bool:
+    def _made_by_end(self, match: Match) -> bool:
         """Whether the move the board shows at the log's end was made. A capturing piece
         still in hand leaves the board as its capture would (the victim still there), so
         only a piece seen arriving makes it, or a capture that ends the game: a push-off
         capture (the victim swept off as the piece lands: no event on its square) is
         the last move of a game won by it, and no press or reply completes it."""
-        turn, match = self.turn, self.turn.match
-        assert match is not None
-        return infer.placed(turn, match) or all(
-            self.endings.ends_game(turn.replies_to(shape)) for shape in match.shapes)
+        return infer.placed(self.turn, match) or self._ends_game(match.shapes)
 
     @property
     def now(self) -> float:
