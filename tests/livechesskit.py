@@ -40,7 +40,6 @@ if str(ROOT) not in sys.path:  # run as a program by the tests
     sys.path.insert(0, str(ROOT))
 
 from board_ctl.core import events as ev  # noqa: E402
-from board_ctl.core.effects import LedFrame  # noqa: E402
 from board_ctl.core.profiles import PROFILES  # noqa: E402
 from board_ctl.livechess.address import Listen  # noqa: E402
 from board_ctl.livechess.endpoint import LiveChessEndpoint  # noqa: E402
@@ -49,7 +48,7 @@ from board_ctl.service.game import OutputNamer  # noqa: E402
 from board_ctl.service.service import RunOptions, Service  # noqa: E402
 from board_ctl.simulate import RenderStyle  # noqa: E402
 from firmware_bridge.emulator import Emulator, PtyLink  # noqa: E402
-from servicekit import wait_until  # noqa: E402
+from servicekit import FakeBoard, wait_until  # noqa: E402
 
 EBOARDS = '{"id":1,"call":"eboards"}'  # byte for byte what the page sends on open
 
@@ -269,21 +268,6 @@ def game_windows() -> tuple[Window, ...]:
 
     return tuple(windows(corpus()))
 
-
-class FakeBoard:
-    description = "fake board"
-
-    def __init__(self) -> None:
-        self.frames: list[LedFrame] = []
-
-    def start(self, put: Any) -> None:
-        pass
-
-    def send_leds(self, frame: LedFrame) -> None:
-        self.frames.append(frame)
-
-    def stop(self) -> None:
-        pass
 
 
 class Rig:

@@ -21,13 +21,35 @@ import chess
 import chess.pgn
 from gpiozero.pins.mock import MockFactory, MockPin
 
-from board_ctl.core.effects import Effect
+from board_ctl.core.effects import Effect, LedFrame
 from board_ctl.simulate import RenderedGame, RenderStyle, render_game
 from board_ctl.service.view import ViewState
 
 ROOT = Path(__file__).resolve().parents[1]
 GAMES = ROOT / "tests" / "data" / "games"
 FAST = RenderStyle(think=(0.3, 2.5), long_think_prob=0.0)  # shorter logs, same physics
+
+
+class FakeBoard:
+    """A board for Service with no link: it records the LED frames sent to it; `put`
+    is the service's queue (tests put events on it)."""
+
+    description = "fake board"
+
+    def __init__(self, description: str = "fake board") -> None:
+        self.description = description
+        self.frames: list[LedFrame] = []
+        self.put: Callable[[object], None] | None = None
+        self.stopped = False
+
+    def start(self, put: Callable[[object], None]) -> None:
+        self.put = put
+
+    def send_leds(self, frame: LedFrame) -> None:
+        self.frames.append(frame)
+
+    def stop(self) -> None:
+        self.stopped = True
 
 
 def game_from(pgn: str, index: int) -> chess.pgn.Game:

@@ -21,7 +21,6 @@ import chess
 import pytest
 
 from board_ctl.core import events as ev
-from board_ctl.core.effects import LedFrame
 from board_ctl.core.profiles import PROFILES
 from board_ctl.replay import replay_log
 from board_ctl.sensorlog import read_sensor_log
@@ -29,7 +28,7 @@ from board_ctl.service.game import OutputNamer
 from board_ctl.service.messages import BoardDone
 from board_ctl.service.service import RunOptions, Service
 from board_ctl.simulate import RenderedGame, render_game, render_violation
-from servicekit import FAST, EmulatorProcess, board_ctl, game_from
+from servicekit import EmulatorProcess, FAST, FakeBoard, board_ctl, game_from
 
 SPEED = "40"
 
@@ -109,18 +108,6 @@ def test_a_timed_game_with_penalty_replays_to_the_same_report(tmp_path: Path) ->
 
 # ---------------------------------------------------------------- the loop, in process
 
-
-class FakeBoard:
-    description = "fake board"
-
-    def start(self, put) -> None:  # type: ignore[no-untyped-def]
-        pass
-
-    def send_leds(self, frame: LedFrame) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
 
 
 @pytest.mark.parametrize("case", list(CASES))

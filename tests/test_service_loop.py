@@ -13,7 +13,7 @@ import chess.pgn
 import pytest
 
 from board_ctl.core import events as ev
-from board_ctl.core.effects import Colour, LedFrame
+from board_ctl.core.effects import Colour
 from board_ctl.core.profiles import PROFILES
 from board_ctl.replay import replay_events
 from board_ctl.sensorlog import StartInfo, read_sensor_log
@@ -21,28 +21,11 @@ from board_ctl.service.game import OutputNamer
 from board_ctl.service.messages import BoardDone, LinkDown, LinkUp
 from board_ctl.service.service import RunOptions, Service
 from script import events
-from servicekit import RecordingView, pgn_moves
+from servicekit import FakeBoard, RecordingView, pgn_moves
 
 FOOLS_MATE = "-f2 +f3 -e7 +e5 -g2 +g4 -d8 +h4"
 START = chess.Board().occupied
 
-
-class FakeBoard:
-    description = "fake board"
-
-    def __init__(self) -> None:
-        self.frames: list[LedFrame] = []
-        self.put = None
-        self.stopped = False
-
-    def start(self, put) -> None:  # type: ignore[no-untyped-def]
-        self.put = put
-
-    def send_leds(self, frame: LedFrame) -> None:
-        self.frames.append(frame)
-
-    def stop(self) -> None:
-        self.stopped = True
 
 
 class Clock:

@@ -28,25 +28,14 @@ from board_ctl.service.richview import EMPTY, GLYPHS, STRAY, has_colour, render
 from board_ctl.service.service import RunOptions, Service
 from board_ctl.service.view import LED_MARKS, PlainView, ViewState, board_text
 from board_ctl.simulate import render_game, render_violation
-from servicekit import FAST, game_from
+from servicekit import FAST, FakeBoard, game_from
 
 WIDTHS = range(40, 121)
+LONG_LINK = "emulator on /tmp/a-rather-long-name-for-the-board-link"  # the header's widest
 PIECES = {glyph: chess.Piece(piece_type, colour)
           for colour, glyphs in GLYPHS.items() for piece_type, glyph in glyphs.items()}
 MARKS = {mark: colour for colour, mark in LED_MARKS.items()}
 
-
-class FakeBoard:
-    description = "emulator on /tmp/a-rather-long-name-for-the-board-link"
-
-    def start(self, put) -> None:  # type: ignore[no-untyped-def]
-        pass
-
-    def send_leds(self, frame: LedFrame) -> None:
-        pass
-
-    def stop(self) -> None:
-        pass
 
 
 class Collect:
@@ -69,7 +58,7 @@ def played(tmp_path: Path, events: list[ev.Event], start: StartInfo = StartInfo(
            setup: chess.Bitboard | None = None) -> list[ViewState]:
     """Every state the service shows while the board reports `events`."""
     view = Collect()
-    service = Service(FakeBoard(), profile=PROFILES["fide"], start=start,
+    service = Service(FakeBoard(LONG_LINK), profile=PROFILES["fide"], start=start,
                       namer=OutputNamer(tmp_path), options=RunOptions(), view=view,
                       clock=lambda: 0.0)
     service.open()
@@ -171,7 +160,7 @@ def test_plain_view_prints_the_board_at_the_result(tmp_path: Path) -> None:
     path = tmp_path / "g.jsonl"
     rendered.write(path)
     log = read_sensor_log(path.open(encoding="utf-8"))
-    service = Service(FakeBoard(), profile=PROFILES["fide"], start=log.start,
+    service = Service(FakeBoard(LONG_LINK), profile=PROFILES["fide"], start=log.start,
                       namer=OutputNamer(tmp_path), view=view, clock=lambda: 0.0)
     service.open()
     for event in [ev.Snapshot(0.0, chess.BB_ALL & ~chess.BB_RANK_3 & ~chess.BB_RANK_4
