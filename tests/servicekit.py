@@ -169,9 +169,17 @@ class EmulatorProcess:
 
 def board_ctl(*args: str, cwd: Path, timeout: float = 60.0,
               env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "board_ctl.cli", *args], cwd=cwd,
-                          env=env or child_env(), capture_output=True, text=True,
-                          timeout=timeout)
+    try:
+        return subprocess.run([sys.executable, "-m", "board_ctl.cli", *args], cwd=cwd,
+                              env=env or child_env(), capture_output=True, text=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        # What it printed is the only clue to why it hung: show the end of it.
+        printed = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else ""
+        problems = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else ""
+        raise AssertionError(f"board-ctl {' '.join(args[:1])} still running after {timeout} s;"
+                             f" it printed:\n{printed[-4000:]}\nstderr:\n{problems[-2000:]}"
+                             ) from None
 
 
 # ---------------------------------------------------------------- garbage on the wire

@@ -365,8 +365,12 @@ def test_the_service_killed_mid_game_resumes_against_the_engine(tmp_path: Path) 
                    timeout=120, what="four of the engine's moves")
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)
-        second = board_ctl(*args, "--once", "--pgn", str(tmp_path / "out.pgn"), cwd=tmp_path,
-                           timeout=240)
+        try:
+            second = board_ctl(*args, "--once", "--pgn", str(tmp_path / "out.pgn"),
+                               cwd=tmp_path, timeout=240)
+        except AssertionError as hung:
+            raise AssertionError(f"{hung}\nthe emulator said:\n{emulator.errors()[-3000:]}"
+                                 ) from None
     finally:
         emulator.close(timeout=30)
     assert second.returncode == 0, second.stderr + second.stdout[-2000:]
