@@ -133,6 +133,9 @@ class GameSession:
             for event in recovered.events:
                 self.sensor_log.write(event)
             feed_all(self.referee, self.record, recovered.events)
+            # and the timers fired up to the journal's last time (its marks are where a
+            # timer changed the game: what they did is in the journal already)
+            self.record.extend(self.referee.feed(ev.Tick(recovered.last_t)))
             self.last_t = max((e.t for e in recovered.events), default=0.0)
             self.resume_at = round(resume_time(recovered, self.referee.now), 6)
             self.marked_t = self.resume_at
@@ -174,13 +177,21 @@ class GameSession:
         """Stage the event and its effects for the journal; `commit` makes them durable,
         before anything shows the effects.
 
-        A quiet tick is journaled as the time it marks, at most once a TIME_MARK_EVERY,
-        while a clock runs: a player thinking when the power goes is charged his time."""
+        A tick is journaled as the time it marks when a timer it fired changed what the
+        LEDs show (the computer's move seen made, a move completed by release): a resumed
+        game reaches that time, hence that state, before it reads the board again. A quiet
+        tick is marked at most once a TIME_MARK_EVERY, while a clock runs: a player
+        thinking when the power goes is charged his time."""
         if self.journal is None:
             return
         now = self.referee.now
-        if event is not None or any(not isinstance(e, LedFrame) for e in effects):
+        recorded = event is not None or any(not isinstance(e, LedFrame) for e in effects)
+        if recorded:
             self.journal.record(event, effects)
+        if event is None and effects and now > self.marked_t:
+            self.journal.mark_time(now)  # (a move's own time may be earlier than this)
+            self.marked_t = now
+        elif recorded:
             self.marked_t = max(self.marked_t, now)
         elif (now - self.marked_t >= TIME_MARK_EVERY and self.referee.clock.running
               and self.referee.clock.timed and self.referee.result is None):
