@@ -144,8 +144,13 @@ class Person:
     def __init__(self, fen: str = chess.STARTING_FEN, *, seed: int = 0,
                  chooser: Chooser | None = None, use_clock: bool = False,
                  side: chess.Color | None = None, script: Script | None = None,
-                 style: RenderStyle | None = None) -> None:
+                 style: RenderStyle | None = None, plays_on_after: float | None = None
+                 ) -> None:
         self.rng = random.Random(seed)
+        # The computer's move made, the pieces as the LEDs show, and the LEDs unchanged for
+        # so many seconds (the link down, the service gone): he plays his own move all the
+        # same, as a player who knows it is his turn would. None: he waits for the LEDs.
+        self.plays_on_after = plays_on_after
         self.start_fen = chess.Board(fen).fen()
         self.chooser = chooser or random_chooser(self.rng)
         self.use_clock = use_clock
@@ -184,6 +189,7 @@ class Person:
         self.wrong_at: chess.Square | None = None
         self.read: Read | None = None
         self.read_at = 0.0
+        self.stale: Read | None = None  # the frozen LEDs he played on from
         self.played = []
 
     # --- input
@@ -195,7 +201,8 @@ class Person:
 
     def step(self, now: float) -> list[ev.Event]:
         read = self.read
-        if read is None or now < self.busy_until or now - self.acted_at < QUIET:
+        if (read is None or read is self.stale or now < self.busy_until
+                or now - self.acted_at < QUIET):
             return []
         if read.to_move is None and not read.over:
             return []  # the start position is being set up: not a game yet
@@ -205,6 +212,7 @@ class Person:
         if read.remote == Remote.SHOWN:
             return self._computer_move(read, now)
         if read.remote == Remote.THINKING:
+            self.stale = None  # his move was taken
             if self.side is None and read.to_move is not None:
                 self.side = not read.to_move
             self.mine_pending = None
@@ -231,6 +239,12 @@ class Person:
         if self.side is None and read.to_move is not None:
             self.side = read.to_move  # it is my move once its move is made
         if self.executed is not None:
+            if (self.plays_on_after is not None and self.read_at + self.plays_on_after <= now
+                    and self._as_shown(read)):
+                self.executed = None
+                self.stale = read  # what they show is old news until they change
+                self.log.append("played on: the LEDs did not change")
+                return self._my_turn(read, now)
             if now >= self.fix_at:
                 return self._fix(read, now)
             return []
@@ -278,6 +292,14 @@ class Person:
         events = self._hands(now, hands, react=True)
         self.fix_at = self.busy_until + 1.0  # he looks at the LEDs again a second later
         return events
+
+    def _as_shown(self, read: Read) -> bool:
+        """The pieces stand where the LEDs show: nothing for him to correct."""
+        missing, extra = read.differences()
+        occupied = self.hands.occupied
+        return (all(sq not in occupied for sq in extra) and all(sq in occupied for sq in missing)
+                and all((sq in occupied) == (colour != Colour.BLUE)
+                        for sq, colour in read.steady.items()))
 
     def _fix(self, read: Read, now: float) -> list[ev.Event]:
         """Put the pieces where the LEDs say: extra (red, blinking) to missing (green)."""
@@ -363,6 +385,21 @@ class Person:
         """My move is on the board and not taken yet (release, or an undecided capture)."""
         move = self.mine_pending
         assert move is not None
+        if self.stale is not None and read is not self.stale:
+            # He moved while the LEDs were frozen (the link down) and they still show his
+            # move to be made. With a clock, his press was lost: he presses again. Without,
+            # a capture made then cannot be seen: he straightens the capturing piece.
+            self.stale = None
+            before = self.board.copy(stack=1)
+            before.pop()
+            if self.use_clock:
+                side = self.side
+                self.log.append("pressed the clock again: the LEDs still showed my move")
+                return self._hands(now, lambda: self.hands.clock(side))
+            if before.is_capture(move) and not before.is_en_passant(move):
+                self.log.append("straightened the capturing piece: the LEDs still showed my "
+                                "move")
+                return self._hands(now, lambda: self._straighten(move.to_square))
         if read.fast and move.to_square in read.fast:
             # a capture the board could not tell: show it by lifting the piece and
             # putting it down again where it stands
@@ -374,6 +411,11 @@ class Person:
                 self.hands.place(move.to_square)
             return self._hands(now, hands)
         return []
+
+    def _straighten(self, square: chess.Square) -> None:
+        self.hands.lift(square)
+        self.hands.pause(0.2, 0.5)
+        self.hands.place(square)
 
     def _game_over(self, read: Read, now: float) -> list[ev.Event]:
         if read.remote == Remote.SHOWN and self.executed is None:

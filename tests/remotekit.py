@@ -45,7 +45,11 @@ class Played:
 def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess.STARTING_FEN,
          profile: str = "fide", time_control: str | None = None,
          computer: Computer = random_move, think: tuple[float, float] = (0.3, 3.0),
-         accept_draw: bool = False, max_plies: int = 80, limit: float = 3600.0) -> Played:
+         accept_draw: bool = False, max_plies: int = 80, limit: float = 3600.0,
+         outages: dict[int, float] | None = None) -> Played:
+    """`outages`: after the computer's n-th move is announced, the link is down for so many
+    seconds: what the person's hands do then never reaches the referee, the board keeps
+    showing the last frame it had, and a scan of the board ends the outage."""
     rng = random.Random(seed)
     tc = TimeControl.parse(time_control) if time_control else None
     referee = Referee(fen, PROFILES[profile], time_control=tc, remote=remote)
@@ -62,14 +66,28 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
         for event in events:
             heapq.heappush(queue, (event.t, next(order), event))
 
+    physical = chess.Board(fen).occupied  # what stands on the board, seen or not
+    announced = 0
+    link_down_until: float | None = None
+
     def feed(event: ev.Event) -> None:
+        nonlocal physical, announced, link_down_until
+        if isinstance(event, (ev.Lifted, ev.Placed)):
+            physical ^= chess.BB_SQUARES[event.square]
+            if link_down_until is not None:
+                return  # lost with the link
         fed.append(event)
         effects: list[Effect] = referee.feed(event)
         record.extend(effects)
         for effect in effects:
             if isinstance(effect, LedFrame):
                 frames.append(effect)
-                schedule(person.frame(effect, event.t))
+                if link_down_until is None:
+                    schedule(person.frame(effect, event.t))
+        if isinstance(event, ev.OpponentMoved):  # (shown on the board, then the link is lost)
+            announced += 1
+            if outages and announced in outages:
+                link_down_until = event.t + outages[announced]
 
     def key() -> object:
         return (len(referee.board.move_stack), referee.board.fen())
@@ -91,6 +109,10 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
             elif referee.remote.hint_wanted:
                 move = random_move(board, rng)
                 answer = (key(), t + rng.uniform(0.3, 1.0), ev.HintGiven(0.0, move))
+        if link_down_until is not None and t >= link_down_until:
+            link_down_until = None
+            feed(ev.Snapshot(round(t, 4), physical))  # the link is back: the board as it is
+            continue
         due = [t + 0.1]
         if queue:
             due.append(queue[0][0])

@@ -540,3 +540,31 @@ def test_resigning() -> None:
     check(played)
     assert played.result is not None and (played.result.result, played.result.termination) \
         == ("1-0", "resignation")
+
+
+# ---------------------------------------------------------------- the link down
+
+
+@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("use_clock", [False, True])
+def test_moves_made_while_the_link_was_down_are_read_from_the_scan(
+        seed: int, use_clock: bool) -> None:
+    """The link goes down just as the computer's move is announced (a yanked cable, the
+    service killed and restarted). The person makes that move and then, as he would, his
+    own, or begins it, or stops short: each outage lasts a different time. The scan when
+    the link is back must show the game going on, and record exactly the moves chosen."""
+    rng = random.Random(seed)
+    remote = chess.BLACK if seed % 2 else chess.WHITE
+    outages = {n: rng.choice([0.5, 1.5, 3.0, 5.0, 8.0, 12.0]) for n in (1, 3, 5, 7)}
+    person = Person(seed=seed, use_clock=use_clock, plays_on_after=rng.choice([1.0, 2.5, 4.0]))
+    played = play(person, remote=remote, seed=seed, max_plies=24, outages=outages,
+                  time_control="900+5" if use_clock else None)
+    moves = [m.move for m in played.record.moves]
+    assert moves == played.chosen, played.person.log
+    assert played.alerts == [], played.alerts
+    assert len(played.chosen) >= 16 or played.result is not None
+    assert any(line.startswith("played on") for line in person.log)  # the case in point
+    scans = [e for e in played.events if isinstance(e, ev.Snapshot)]
+    assert len(scans) == sum(n <= len(played.chosen) // 2 for n in outages)
+    again = replay_events(played.start, played.events, PROFILES["fide"])
+    assert again.pgn_text() == played.record.pgn_text()

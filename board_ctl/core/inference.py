@@ -598,10 +598,11 @@ def faulty_may_hide_a_move(position: Position, faulty: chess.Bitboard) -> bool:
 # ---------------------------------------------------------------------- after an outage
 
 
-def moves_unseen(turn: Turn, occupied: chess.Bitboard) -> list[Shape] | None:
-    """Moves made while the link was down: the one legal move (or pair of moves, one
-    each) after which the board is the position, a move on its way or the next player's
-    pieces in hand; None when nothing fits, or several do."""
+def moves_unseen(turn: Turn, occupied: chess.Bitboard, pairs: bool = True
+                 ) -> list[Shape] | None:
+    """Moves made while the link was down: the one legal move (or, with `pairs`, pair of
+    moves, one each) after which the board is the position, a move on its way or the next
+    player's pieces in hand; None when nothing fits, or several do."""
     board = turn.board
     fits: dict[tuple[tuple[chess.Square, chess.Square], ...], list[Shape]] = {}
     for move in board.legal_moves:
@@ -610,7 +611,7 @@ def moves_unseen(turn: Turn, occupied: chess.Bitboard) -> list[Shape] | None:
         if (occupied == after.occupied or after.full(occupied)
                 or after.partial(occupied) or answers(turn, shape, occupied)):
             fits.setdefault(((move.from_square, move.to_square),), [shape])
-    if not fits:  # both sides moved: look one move further (and the next one begun)
+    if not fits and pairs:  # both sides moved: look one move further (and the next begun)
         for move in board.legal_moves:
             shape = shape_of(board, move)
             replies = turn.replies_to(shape)

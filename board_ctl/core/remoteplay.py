@@ -88,6 +88,17 @@ class RemotePlay(GameState):
             return True
         return False
 
+    def _remote_scanned(self, t: int) -> None:
+        """A scan while the board lags the remote side's move. While the link was down the
+        person may have made that move and then begun or made his own: a board that is the
+        game's position with one legal move of his made or on its way proves it made."""
+        execution = self.remote.execution
+        if execution is None or execution.move is None or self.occupied == execution.target:
+            return
+        position = self.turn.position
+        if position.full(self.occupied) or position.partial(self.occupied):
+            self._executed(t)
+
     def _remote_wait(self, t: int) -> None:
         """While the board is not the person's to play on, no mismatch is pending."""
         self._apply(t, self.displaced.reset("position-mismatch" in self.out.alerts))

@@ -95,14 +95,17 @@ class Sensing(GameState):
         self.sensed = occupied
         self.occupied = self._read()
         self.out.dirty = True
-        if self._remote_on and self._remote_settled(t):
-            return
+        if self._remote_on:
+            self._remote_scanned(t)
+            if self._remote_settled(t):
+                return
         position, turn = self.turn.position, self.turn
         # (a move seen only as a lift is no explanation: a capture's bare lift looks like it)
         if not (self.occupied == position.occupied or position.full(self.occupied)
                 or position.partial(self.occupied) or turn.ambiguous
                 or any(infer.placed(turn, m) for m in turn.seen)):
-            unseen = infer.moves_unseen(turn, self.occupied)
+            # (against a remote side only the person's own move: the other is its to choose)
+            unseen = infer.moves_unseen(turn, self.occupied, pairs=self.remote.side is None)
             for shape in unseen or ():  # the one fit, taken with a note in the record
                 self.out.note(t, f"{self.board.san(shape.move)} was made while the board "
                                  "was not connected: taken from its scan")
@@ -110,6 +113,8 @@ class Sensing(GameState):
             if unseen:
                 self._from_scan = True  # a guess from occupancy alone: no penalty rests on it
         self._explain(t)
+        if self._remote_on:
+            self._remote_observe(t)  # (without a clock, a move standing there completes)
         # Events were lost: until the board shows the game again, nothing seen since the
         # scan is proof of a player's irregularity.
         position = self.turn.position
