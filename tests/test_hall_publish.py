@@ -175,13 +175,10 @@ def cut_test(tmp_path: Path, broker: Broker, seconds: float) -> None:
 @pytest.mark.slow
 def test_a_board_cut_from_the_broker_publishes_everything_in_order_when_back(
         tmp_path: Path, broker: Broker) -> None:
+    """A cut of 3 s; the issue's figure, a board away from the broker for 60 s, is the
+    same test run by hand with BOARD_CTL_CUT_SECONDS=60 (and `bench/bench_hall.py --cut
+    60` measures it with 100 boards): a minute of waiting is too long for every CI run."""
     cut_test(tmp_path, broker, CUT_SECONDS)
-
-
-@pytest.mark.slow
-def test_a_board_cut_for_a_minute(tmp_path: Path, broker: Broker) -> None:
-    """The issue's figure: a board away from the broker for 60 s."""
-    cut_test(tmp_path, broker, 60.0)
 
 
 @pytest.mark.slow
