@@ -30,13 +30,12 @@ SLOW_AFTER = float(os.environ.get("BOARD_CTL_SLOW_AFTER", "2.0"))
 _unmarked_slow: list[tuple[float, str]] = []
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  # type: ignore[no-untyped-def]
-    outcome = yield
-    report = outcome.get_result()
-    if (report.when == "call" and report.passed and call.duration > SLOW_AFTER
-            and item.get_closest_marker("slow") is None):
-        _unmarked_slow.append((call.duration, item.nodeid))
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    # (the reports, unlike the items, reach the main process from pytest-xdist's workers;
+    # a test's markers are among its keywords)
+    if (report.when == "call" and report.passed and report.duration > SLOW_AFTER
+            and "slow" not in report.keywords):
+        _unmarked_slow.append((report.duration, report.nodeid))
 
 
 def pytest_terminal_summary(terminalreporter) -> None:  # type: ignore[no-untyped-def]
