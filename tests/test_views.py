@@ -178,6 +178,24 @@ def test_plain_view_prints_the_board_at_the_result(tmp_path: Path) -> None:
     assert pieces == board.piece_map() and lights == {chess.E8: Colour.RED}
 
 
+def test_plain_view_says_what_the_leds_show_once_per_change() -> None:
+    """Frames that differ only in what the line does not show (the status LEDs, the
+    buzzer) print no second line; the same lights back after dark squares print again."""
+    lines: list[str] = []
+    view = PlainView(write=lines.append)
+    state = ViewState("playing", 1, chess.STARTING_FEN, chess.STARTING_FEN, chess.BB_ALL, None)
+    shown = (SquareLight(chess.E7, Colour.BLUE), SquareLight(chess.E5, Colour.GREEN))
+    frames = [LedFrame(1.0, shown, StatusLights(white_to_move=True)),
+              LedFrame(1.5, shown, StatusLights(black_to_move=True)),  # status only
+              LedFrame(2.0, shown, StatusLights(black_to_move=True, alert=Blink.FAST)),
+              LedFrame(3.0, (), StatusLights(white_to_move=True)),  # dark
+              LedFrame(4.0, shown, StatusLights(white_to_move=True)),  # the same, again
+              LedFrame(5.0, shown[:1], StatusLights(white_to_move=True))]
+    view.show(state, frames)
+    assert [line.split()[1] for line in lines] == ["1.00]", "4.00]", "5.00]"], lines
+    assert all(" leds: " in line for line in lines)
+
+
 # ---------------------------------------------------------------- the rich view
 
 

@@ -196,6 +196,7 @@ class PlainView:
         self._stream = stream or sys.stdout
         self._write = write or self._print
         self._closed = False
+        self._leds = ""  # what the last `leds:` line said ("" : all dark since)
 
     def _print(self, line: str) -> None:
         if self._closed:
@@ -243,8 +244,12 @@ class PlainView:
                 return f"{t} penalty: {seconds} s to {SIDE_NAMES[side]} ({reason})"
             case Note(text=text):
                 return f"{t} note: {text}"
-            case LedFrame(squares=squares) if squares:
-                return f"{t} leds: {describe_leds(effect)}"
+            case LedFrame(squares=squares):
+                leds = describe_leds(effect) if squares else ""
+                said, self._leds = self._leds, leds
+                # (a frame that changes only what the line does not show says nothing new)
+                if leds and leds != said:
+                    return f"{t} leds: {leds}"
         return None
 
     def message(self, text: str) -> None:
