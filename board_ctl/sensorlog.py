@@ -48,6 +48,7 @@ SIDE_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 PROMOTION_PIECES = {"q": chess.QUEEN, "r": chess.ROOK, "b": chess.BISHOP, "n": chess.KNIGHT}
 
 MAX_T = MAX_SECONDS  # the latest time a log may hold (the core's bound)
+UNIX_TIME_FROM = 1e9  # s (2001): a first event this late is stamped with the date, not from 0
 MAX_LINE = 65536  # characters in one line; a longer one is skipped unread
 
 
@@ -400,6 +401,11 @@ def iter_sensor_log(
             )
             continue
         else:
+            if last_t == 0.0 and item.t >= UNIX_TIME_FROM:
+                yield number_, SensorLogWarning(
+                    f"t = {item.t:.0f} s looks like Unix time, not seconds since the log's "
+                    f"start (docs/sensor-log.md): the moves read the same, but the first "
+                    f"move's time ([%emt], a clock) counts from 0", number_)
             last_t = item.t
         first = False
         yield number_, item

@@ -159,6 +159,22 @@ def test_unix_epoch_times_are_read() -> None:
     assert parse_line(line, 1) == ev.Lifted(1764520000.25, chess.E2)
 
 
+@pytest.mark.parametrize("first", [1e9, 1764520000.25, 4102444800.0])
+def test_a_log_stamped_with_unix_time_is_read_with_one_warning(first: float) -> None:
+    """Its moves read the same; the warning says why the first move's time is huge."""
+    def log_from(base: float) -> str:
+        return '{"ev": "start"}\n' + "".join(
+            f'{{"t": {base + dt}, "ev": "{kind}", "sq": "{sq}"}}\n'
+            for dt, kind, sq in [(0, "lift", "e2"), (0.5, "place", "e4"), (2, "lift", "e7"),
+                                 (2.5, "place", "e5")])
+    log = read_sensor_log(io.StringIO(log_from(first)))
+    assert len(log.events) == 4 and log.errors == []
+    (warning,) = log.warnings
+    assert warning.line == 2 and "looks like Unix time" in str(warning)
+    relative = read_sensor_log(io.StringIO(log_from(3.0)))
+    assert relative.warnings == [] and len(relative.events) == 4  # (from 0: nothing said)
+
+
 def test_a_time_control_of_400_nines_is_reported_and_the_game_replayed_untimed() -> None:
     text = ('{"t": 0, "ev": "start", "time_control": "' + "9" * 400 + '"}\n' + GOOD + "\n")
     log = read_sensor_log(io.StringIO(text))
