@@ -9,6 +9,7 @@ import io
 import json
 import os
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -337,7 +338,11 @@ def test_a_campaign_of_games(tmp_path: Path) -> None:
     assert not failures
 
 
-def test_the_service_killed_mid_game_resumes_against_the_engine(tmp_path: Path) -> None:
+# (seconds after the engine's fourth move is logged: its move announced, being made, made
+# and the person's own under way; 2.4 s once left the resumed game waiting forever)
+@pytest.mark.parametrize("after", [0.0, 1.2, 2.4])
+def test_the_service_killed_mid_game_resumes_against_the_engine(tmp_path: Path,
+                                                                after: float) -> None:
     """kill -9 in the middle of a game against Stockfish (its move perhaps announced and
     not yet made on the board): the next start resumes from the journal, the engine goes
     on, and the PGN is still every move both sides chose."""
@@ -363,6 +368,7 @@ def test_the_service_killed_mid_game_resumes_against_the_engine(tmp_path: Path) 
         sensor = tmp_path / "first.sensor.jsonl"
         wait_until(lambda: sensor.exists() and sensor.read_text().count("opponent-move") >= 4,
                    timeout=120, what="four of the engine's moves")
+        time.sleep(after)  # (the emulator's person plays on meanwhile: a moment to cut at)
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=10)
         try:
