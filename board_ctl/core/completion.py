@@ -292,11 +292,17 @@ class Completion(GameState):
         """Whichever of these moves was made, the game is over after it."""
         return all(self.endings.ends_game(self.turn.replies_to(s)) for s in shapes)
 
+    def _goes_on(self, match: Match) -> bool:
+        """Whichever of the match's moves is made, the game surely goes on (the cheap
+        pre-check: most moves need no look at the position after them)."""
+        board, cannot_end = self.turn.board, self.endings.cannot_end
+        return all(cannot_end(board, shape.move) for shape in match.shapes)
+
     def _end_by_placement(self, when: int) -> None:
         """A mating or drawing move ends the game without a press (FIDE 6.2.1)."""
         match = self.turn.match
         assert match is not None
-        match.ends_game = self._placement_ends_game(match)
+        match.ends_game = not self._goes_on(match) and self._placement_ends_game(match)
         if match.ends_game:
             self._complete_match(when, guess=True)
 
