@@ -64,10 +64,19 @@ class Outbox:
         self.dirty = False
         new = self.effects[self._framed:]
         self._framed = len(self.effects)
-        sound = any(isinstance(e, (Alert, GameOver)) for e in new)
-        restoring = any(code in self.alerts for code in _RESTORING)
-        signature = (state, tuple((a.code, a.squares) for a in self.alerts.values()),
-                     boards if restoring else None, sound)
+        sound = False
+        for effect in new:  # (a loop, not any() over a generator: most frames have none)
+            if isinstance(effect, (Alert, GameOver)):
+                sound = True
+                break
+        alerts = self.alerts
+        if alerts:
+            restoring = any(code in alerts for code in _RESTORING)
+            shown: tuple[tuple[str, tuple[chess.Square, ...]], ...] = tuple(
+                (a.code, a.squares) for a in alerts.values())
+        else:
+            restoring, shown = False, ()
+        signature = (state, shown, boards if restoring else None, sound)
         if signature != self._signature:
             self._signature = signature
             if quiet is not None and not self.alerts:
