@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from board_ctl.core.position import Position
 from board_ctl.core.rules.endings import Endings, cannot_end
+from board_ctl.core.shapes import shape_of
 from corpus import corpus
 
 
@@ -99,4 +101,29 @@ def test_random_games_to_their_end(seed: int) -> None:
     board = chess.Board()
     while not board.is_game_over(claim_draw=False) and board.ply() < 400:
         check_every_move(board)
-        board.push(rng.choice(list(board.legal_moves)))
+        move = rng.choice(list(board.legal_moves))
+        same_end_after(board, move)
+        board.push(move)
+
+
+def same_end_after(board: chess.Board, move: chess.Move) -> None:
+    """The referee's end-of-move check told the pre-check's answer says what it says
+    without it (the repetitions and the move count are still looked at)."""
+    made = shape_of(board, move)
+    goes_on = cannot_end(board, move)
+    board.push(move)  # (taken back below: the repetitions need the game's moves)
+    try:
+        for endings in (Endings(), Endings(auto_claimable_draws=True)):
+            assert endings.after_move(Position(board), made, goes_on) == \
+                endings.after_move(Position(board), made), f"{board.fen()} {move.uci()}"
+    finally:
+        board.pop()
+
+
+def test_the_end_of_move_check_told_the_game_goes_on() -> None:
+    """Along real games (repetitions and long reversible stretches included)."""
+    for game in corpus()[::3]:
+        board = game.board()
+        for move in game.mainline_moves():
+            same_end_after(board, move)
+            board.push(move)

@@ -33,21 +33,25 @@ class Endings:
     def __init__(self, auto_claimable_draws: bool = False) -> None:
         self.auto_claimable_draws = auto_claimable_draws
 
-    def after_move(self, position: Position, made: Shape | None = None) -> tuple[str, str] | None:
+    def after_move(self, position: Position, made: Shape | None = None,
+                   goes_on: bool = False) -> tuple[str, str] | None:
         """(result, termination) if the position ends the game, else None: python-chess's
         `outcome()`, in its order, answered from the position's legal moves (generated once
         for the turn anyway), with the material looked at only after the move `made`
         changed it (a capture, a promotion) and the repetition scan only where one is
-        possible (each repetition takes at least four reversible plies)."""
+        possible (each repetition takes at least four reversible plies). `goes_on`: the
+        move was found not to end the game by mate, stalemate or material (`cannot_end`,
+        before it was made): only the repetitions and the move count are left to see."""
         board = position.board
-        has_moves = position.has_moves
-        if not has_moves and board.is_check():
-            return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
-        if (made is None or made.captured is not None or made.move.promotion) \
-                and board.is_insufficient_material():
-            return "1/2-1/2", "insufficient-material"
-        if not has_moves:
-            return "1/2-1/2", "stalemate"
+        if not goes_on:
+            has_moves = position.has_moves
+            if not has_moves and board.is_check():
+                return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
+            if (made is None or made.captured is not None or made.move.promotion) \
+                    and board.is_insufficient_material():
+                return "1/2-1/2", "insufficient-material"
+            if not has_moves:
+                return "1/2-1/2", "stalemate"
         clock = board.halfmove_clock
         if clock >= 150:
             return "1/2-1/2", "seventy-five-moves"
