@@ -90,6 +90,19 @@ class Endings:
                         f"{NAMES[side]}'s time ran out"), End(*flag_result(board, side))]
 
 
+# The squares on a line (rank, file, diagonal) through each square: where a piece may be
+# pinned to a king standing there.
+def _aligned(king: chess.Square) -> chess.Bitboard:
+    lines = 0
+    for square in chess.SQUARES:
+        if chess.BB_RAYS[king][square]:
+            lines |= chess.BB_SQUARES[square]
+    return lines
+
+
+_ALIGNED = [_aligned(king) for king in chess.SQUARES]
+
+
 def cannot_end(board: chess.Board, move: chess.Move) -> bool:
     """Whether the legal `move` surely leaves a game that goes on: material for a mate
     stays on the board, and the opponent surely has a legal move (not in check, a pawn or
@@ -147,14 +160,16 @@ def cannot_end(board: chess.Board, move: chess.Move) -> bool:
 
     if not attacked(king, occupied):
         # Not in check, a piece off every line through the king cannot be pinned: any
-        # move it has is legal.
-        rays = chess.BB_RAYS[king]
-        step = 8 if mover == chess.BLACK else -8  # (the opponent's pawns' way)
-        for square in chess.scan_forward(board.pawns & theirs):
-            if not rays[square] and not occupied & bb[square + step]:
+        # move it has is legal. (The opponent's pawns step away from the mover's side.)
+        free = theirs & ~_ALIGNED[king]
+        pawns_free = board.pawns & free
+        if mover == chess.BLACK:
+            if (pawns_free << 8) & ~occupied & chess.BB_ALL:
                 return True
-        for square in chess.scan_forward(board.knights & theirs):
-            if not rays[square] and chess.BB_KNIGHT_ATTACKS[square] & ~theirs:
+        elif (pawns_free >> 8) & ~occupied:
+            return True
+        for square in chess.scan_forward(board.knights & free):
+            if chess.BB_KNIGHT_ATTACKS[square] & ~theirs:
                 return True
     # A king's step to a square nothing attacks is legal, in check or not (the attacks
     # read with the king lifted: a slider's line goes on through the square it leaves).
