@@ -198,6 +198,9 @@ class Completion(GameState):
                         self.move_changed.check(board, old.released, shape)):
             if finding is not None:
                 self.out.raise_(t, finding)
+        reply = old.replies.get(shape.move)  # (the position after it, if read already)
+        # Without it, a cheap look before the move spares generating the moves after it.
+        goes_on = reply is None and self.endings.cannot_end(board, shape.move)
         san = board.san_and_push(shape.move)
         switched, self.press.switched = self.press.switched, None
         if switched is None:
@@ -211,7 +214,7 @@ class Completion(GameState):
             self.out.note(*offer)
         self.press.decision = None
         # (the position a reply was read in is this one: its work is kept)
-        self.turn = Turn(Position(board, like=old.replies.get(shape.move)), t)
+        self.turn = Turn(Position(board, like=reply), t)
         if self.faulty:
             self.occupied = self._read()
         if self.draws.claim_pending is not None:
@@ -223,7 +226,7 @@ class Completion(GameState):
             self.turn.selections = [(when, p) for when, p in old.selections if when > t]
         # (the material is looked at after the game's first move, then when it changes)
         ended = self.endings.after_move(self.turn.position,
-                                        shape if len(board.move_stack) > 1 else None)
+                                        shape if len(board.move_stack) > 1 else None, goes_on)
         if ended is not None:
             self._game_over(t, *ended)
 
@@ -292,11 +295,17 @@ class Completion(GameState):
         """Whichever of these moves was made, the game is over after it."""
         return all(self.endings.ends_game(self.turn.replies_to(s)) for s in shapes)
 
+    def _goes_on(self, match: Match) -> bool:
+        """Whichever of the match's moves is made, the game surely goes on (the cheap
+        pre-check: most moves need no look at the position after them)."""
+        board, cannot_end = self.turn.board, self.endings.cannot_end
+        return all(cannot_end(board, shape.move) for shape in match.shapes)
+
     def _end_by_placement(self, when: int) -> None:
         """A mating or drawing move ends the game without a press (FIDE 6.2.1)."""
         match = self.turn.match
         assert match is not None
-        match.ends_game = self._placement_ends_game(match)
+        match.ends_game = not self._goes_on(match) and self._placement_ends_game(match)
         if match.ends_game:
             self._complete_match(when, guess=True)
 

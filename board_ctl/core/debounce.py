@@ -71,6 +71,9 @@ class Debouncer:
     def advance(self, now: int) -> list[SettledChange]:
         """The changes that have held for `settle` by `now`, oldest first."""
         last = now - self.settle
+        if len(self._since) == 1:  # (the common case: one change settling)
+            for square, t in self._since.items():
+                return [self._settle(square, t)] if t <= last else []
         due = sorted((t, sq) for sq, t in self._since.items() if t <= last)
         return [self._settle(sq, t) for t, sq in due]
 

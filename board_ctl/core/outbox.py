@@ -44,6 +44,13 @@ class Outbox:
         self.effects.append(effect)
 
     @property
+    def restoring(self) -> bool:
+        """Whether the LEDs show the board itself (what to put back): an illegal move or a
+        position mismatch is open. Only then does a frame depend on the occupancy."""
+        alerts = self.alerts
+        return bool(alerts) and any(code in alerts for code in _RESTORING)
+
+    @property
     def unframed(self) -> bool:
         """Whether anything happened that the last frame does not show."""
         return self.dirty or len(self.effects) != self._framed
@@ -64,10 +71,15 @@ class Outbox:
         self.dirty = False
         new = self.effects[self._framed:]
         self._framed = len(self.effects)
-        sound = any(isinstance(e, (Alert, GameOver)) for e in new)
-        restoring = any(code in self.alerts for code in _RESTORING)
-        signature = (state, tuple((a.code, a.squares) for a in self.alerts.values()),
-                     boards if restoring else None, sound)
+        sound = False
+        for effect in new:  # (a loop, not any() over a generator: most frames have none)
+            if isinstance(effect, (Alert, GameOver)):
+                sound = True
+                break
+        alerts = self.alerts
+        shown: tuple[tuple[str, tuple[chess.Square, ...]], ...] = tuple(
+            (a.code, a.squares) for a in alerts.values()) if alerts else ()
+        signature = (state, shown, boards if self.restoring else None, sound)
         if signature != self._signature:
             self._signature = signature
             if quiet is not None and not self.alerts:

@@ -95,6 +95,8 @@ class Position:
     def _moves_for(self, vacated: chess.Bitboard, filled: chess.Bitboard) -> Iterable[chess.Move]:
         """The few legal moves that can have this shape, without generating all of them."""
         board = self.board
+        if vacated & ~board.occupied_co[board.turn] and board.ep_square is None:
+            return ()  # (only en passant empties a square of the opponent's)
         if vacated.bit_count() == 1:
             origin = chess.lsb(vacated)
             if filled.bit_count() == 1:  # a quiet move, a promotion: test the moves directly
@@ -125,6 +127,8 @@ class Position:
         if not filled and emptied & own == emptied and emptied.bit_count() == 1:
             if not emptied & board.rooks:  # the common case: one own piece in hand
                 return self.movable(chess.lsb(emptied))
+        if filled and emptied & ~own and board.ep_square is None:
+            return False  # a piece put down and a victim lifted: only en passant does both
         # Moves of the lifted pieces; captures of lifted victims; a promotion's new piece
         # placed before the pawn is lifted; castling begun with the rook. (With a piece
         # put down, no capture is on its way: a capture fills no square.)

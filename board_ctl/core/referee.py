@@ -197,7 +197,9 @@ class Referee(Sensing, Completion, RemotePlay):
         match = self.turn.match
         if (match is not None and match.ends_game is not False
                 and match.since + GAME_END_HOLD_US <= t):
-            return False  # (a mating or drawing placement's hold is up)
+            if match.ends_game is not None or not self._goes_on(match):
+                return False  # (a mating or drawing placement's hold is up)
+            match.ends_game = False  # (the move surely leaves a game going on: no hold)
         flag = self.game_clock.flag_deadline()
         return flag is None or flag > t
 

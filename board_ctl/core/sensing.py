@@ -70,7 +70,10 @@ class Sensing(GameState):
             self._explain(change.t)
             return
         self.occupied = self._read() if self.faulty else self.sensed
-        self.out.dirty = True
+        if self._remote_on or self.out.restoring:
+            # (a frame is a function of the game state, the alerts and, only while the
+            # board is being restored or a remote side's move made, of the occupancy)
+            self.out.dirty = True
         if self._remote_on and self._remote_settled(change.t):
             return
         if not change.occupied and self.turn.position.occupied & bit:

@@ -116,7 +116,7 @@ class Turn:
         later: dict[chess.Square, RawEvents] = {}
         for sq, seen in self.events_on.items():  # (times ascend: most lists lie on one side)
             if not seen or seen[-1][0] < cutoff:
-                kept[sq], later[sq] = seen, []
+                kept[sq] = seen  # (none later: the opponent's record has no list for it)
             elif seen[0][0] >= cutoff:
                 kept[sq], later[sq] = [], seen
             else:
@@ -136,8 +136,8 @@ class Turn:
         turn before): his touches, his lifts that outlasted the debounce, and the pieces
         he holds now (`lifted`), as this turn's touches; his raw events and selector
         settings as its own."""
-        events = carried.events
-        first = dict((sq, when) for when, sq in reversed(carried.touched))
+        events = carried.events  # (squares with events from the cutoff on, only)
+        first = {sq: when for when, sq in reversed(carried.touched)}
         for sq, seen in events.items():
             lift = first_real_lift(seen, settle)
             if lift is not None:
@@ -146,8 +146,9 @@ class Turn:
             first.setdefault(sq, (events.get(sq) or [(t, False)])[0][0])
         self.touched = sorted((when, sq) for sq, when in first.items()
                               if self.position.occupied & chess.BB_SQUARES[sq])
-        self.events_on.update((sq, seen) for sq, seen in events.items() if seen)
-        self.selections = sorted(carried.selections + self.selections)
+        self.events_on.update(events)
+        if carried.selections or self.selections:
+            self.selections = sorted(carried.selections + self.selections)
 
 
 def first_real_lift(seen: RawEvents, settle: int) -> int | None:

@@ -33,21 +33,25 @@ class Endings:
     def __init__(self, auto_claimable_draws: bool = False) -> None:
         self.auto_claimable_draws = auto_claimable_draws
 
-    def after_move(self, position: Position, made: Shape | None = None) -> tuple[str, str] | None:
+    def after_move(self, position: Position, made: Shape | None = None,
+                   goes_on: bool = False) -> tuple[str, str] | None:
         """(result, termination) if the position ends the game, else None: python-chess's
         `outcome()`, in its order, answered from the position's legal moves (generated once
         for the turn anyway), with the material looked at only after the move `made`
         changed it (a capture, a promotion) and the repetition scan only where one is
-        possible (each repetition takes at least four reversible plies)."""
+        possible (each repetition takes at least four reversible plies). `goes_on`: the
+        move was found not to end the game by mate, stalemate or material (`cannot_end`,
+        before it was made): only the repetitions and the move count are left to see."""
         board = position.board
-        has_moves = position.has_moves
-        if not has_moves and board.is_check():
-            return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
-        if (made is None or made.captured is not None or made.move.promotion) \
-                and board.is_insufficient_material():
-            return "1/2-1/2", "insufficient-material"
-        if not has_moves:
-            return "1/2-1/2", "stalemate"
+        if not goes_on:
+            has_moves = position.has_moves
+            if not has_moves and board.is_check():
+                return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
+            if (made is None or made.captured is not None or made.move.promotion) \
+                    and board.is_insufficient_material():
+                return "1/2-1/2", "insufficient-material"
+            if not has_moves:
+                return "1/2-1/2", "stalemate"
         clock = board.halfmove_clock
         if clock >= 150:
             return "1/2-1/2", "seventy-five-moves"
@@ -66,6 +70,12 @@ class Endings:
         return not after.has_moves or after.board.is_insufficient_material()
 
     @staticmethod
+    def cannot_end(board: chess.Board, move: chess.Move) -> bool:
+        """A cheap, sure "no" to whether the legal `move` ends the game (`ends_game`),
+        read from bitboards without making it: see `cannot_end`."""
+        return cannot_end(board, move)
+
+    @staticmethod
     def win_for(board: chess.Board, winner: chess.Color) -> str:
         """Win for `winner`, or a draw when `winner` could not mate by any series (5.1.2, 6.9)."""
         if board.has_insufficient_material(winner):
@@ -78,3 +88,93 @@ class Endings:
         king = board.king(side)
         return [Finding("flag", side, (king,) if king is not None else (),
                         f"{NAMES[side]}'s time ran out"), End(*flag_result(board, side))]
+
+
+# The squares on a line (rank, file, diagonal) through each square: where a piece may be
+# pinned to a king standing there.
+def _aligned(king: chess.Square) -> chess.Bitboard:
+    lines = 0
+    for square in chess.SQUARES:
+        if chess.BB_RAYS[king][square]:
+            lines |= chess.BB_SQUARES[square]
+    return lines
+
+
+_ALIGNED = [_aligned(king) for king in chess.SQUARES]
+
+
+def cannot_end(board: chess.Board, move: chess.Move) -> bool:
+    """Whether the legal `move` surely leaves a game that goes on: material for a mate
+    stays on the board, and the opponent surely has a legal move (not in check, a pawn or
+    a knight that no line ties to his king can move; or his king has a square to go to).
+    Read from bitboards, without making the move: a third of the cost of making it and
+    asking python-chess (`ends_game`), for the game-end hold of almost every move. False
+    only means "look properly": castling, en passant and promotions (rare) always do."""
+    frm, to = move.from_square, move.to_square
+    bb = chess.BB_SQUARES
+    bb_from, bb_to = bb[frm], bb[to]
+    if not (board.pawns | board.rooks | board.queens) & ~bb_to:
+        return False  # (a pawn, rook or queen left anywhere: never dead by material)
+    if move.promotion or (board.pawns & bb_from and to == board.ep_square) or (
+            board.kings & bb_from and board.is_castling(move)):
+        return False
+    mover = board.turn
+    theirs = board.occupied_co[not mover] & ~bb_to
+    king_bb = board.kings & theirs
+    if not king_bb:
+        return False
+    king = chess.lsb(king_bb)
+    occupied = (board.occupied & ~bb_from) | bb_to
+    ours = occupied & ~theirs
+    # The mover's pieces by kind after the move: the moved one's kind gains its target.
+    keep = ~bb_from & ~bb_to
+    pawns, knights, bishops = board.pawns & keep, board.knights & keep, board.bishops & keep
+    rooks, queens, kings = board.rooks & keep, board.queens & keep, board.kings & keep
+    if board.pawns & bb_from:
+        pawns |= bb_to
+    elif board.knights & bb_from:
+        knights |= bb_to
+    elif board.bishops & bb_from:
+        bishops |= bb_to
+    elif board.rooks & bb_from:
+        rooks |= bb_to
+    elif board.queens & bb_from:
+        queens |= bb_to
+    else:
+        kings |= bb_to
+    pawns &= ours
+    knights &= ours
+    diagonal, straight, kings = (bishops | queens) & ours, (rooks | queens) & ours, kings & ours
+    pawn_attacks = chess.BB_PAWN_ATTACKS[not mover]
+
+    def attacked(square: chess.Square, occupied: chess.Bitboard) -> bool:
+        return bool(
+            pawn_attacks[square] & pawns
+            or chess.BB_KNIGHT_ATTACKS[square] & knights
+            or chess.BB_KING_ATTACKS[square] & kings
+            or chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
+            & diagonal
+            or (chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
+                | chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied])
+            & straight)
+
+    if not attacked(king, occupied):
+        # Not in check, a piece off every line through the king cannot be pinned: any
+        # move it has is legal. (The opponent's pawns step away from the mover's side.)
+        free = theirs & ~_ALIGNED[king]
+        pawns_free = board.pawns & free
+        if mover == chess.BLACK:
+            if (pawns_free << 8) & ~occupied & chess.BB_ALL:
+                return True
+        elif (pawns_free >> 8) & ~occupied:
+            return True
+        for square in chess.scan_forward(board.knights & free):
+            if chess.BB_KNIGHT_ATTACKS[square] & ~theirs:
+                return True
+    # A king's step to a square nothing attacks is legal, in check or not (the attacks
+    # read with the king lifted: a slider's line goes on through the square it leaves).
+    without_king = occupied & ~king_bb
+    for square in chess.scan_forward(chess.BB_KING_ATTACKS[king] & ~theirs):
+        if not attacked(square, without_king):
+            return True
+    return False

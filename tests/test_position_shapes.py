@@ -1,0 +1,89 @@
+"""`Position.full` and `Position.partial` (board_ctl/core/position.py) answer from a few
+squares' moves, with shortcuts; here they are checked against their definition over all
+legal moves: `full(occ)` is every legal move after which the board is occupied so,
+`partial(occ)` whether any legal move's lifts and placements, some of them (at least
+one), give `occ`.
+Occupancies: every move's result, every part of a move on its way, and those with an
+extra square lifted or filled (the opponent's piece, a knocked piece), in real games'
+positions and in positions with en passant, castling and promotions."""
+
+from __future__ import annotations
+
+import random
+
+import chess
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from board_ctl.core.position import Position
+from board_ctl.core.shapes import shape_of
+from board_ctl.core.squares import subsets
+from corpus import corpus
+
+SPECIAL = [
+    "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",  # en passant
+    "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R w KQkq - 0 8",  # castling
+    "r3k2r/pppq1ppp/2npbn2/2b1p3/2B1P3/2NPBN2/PPPQ1PPP/R3K2R b KQkq - 0 8",
+    "1r2k3/P7/8/8/8/8/6p1/4K2R w K - 0 1",  # promotions, with a capture
+    "1r2k3/P7/8/8/8/8/6p1/4K2R b K - 0 1",
+    "4k3/8/8/2pP4/8/8/8/4K3 w - c6 0 2",  # en passant, nothing else to capture
+]
+
+
+def occupancies(board: chess.Board, rng: random.Random) -> set[chess.Bitboard]:
+    """The board's occupancy after each legal move and on the way to it, and nearby."""
+    start = board.occupied
+    found = {start}
+    for move in board.legal_moves:
+        shape = shape_of(board, move)
+        victim = chess.BB_SQUARES[shape.captured] if shape.captured is not None else 0
+        for lifted in subsets(shape.vacated | victim):
+            for placed in subsets(shape.filled):
+                found.add((start & ~lifted) | placed)
+        found.add(shape.after(start))
+    for occ in list(found):  # an extra square changed: a knocked piece, the opponent's lift
+        square = rng.randrange(64)
+        found.add(occ ^ chess.BB_SQUARES[square])
+    return found
+
+
+def check(board: chess.Board, rng: random.Random) -> None:
+    shapes = [shape_of(board, move) for move in board.legal_moves]
+    position = Position(board.copy(stack=False))
+    for occ in occupancies(board, rng):
+        emptied, filled = board.occupied & ~occ, occ & ~board.occupied
+        expected_full = {s.move for s in shapes if s.after(board.occupied) == occ}
+        assert {s.move for s in position.full(occ)} == expected_full, (board.fen(), occ)
+        if occ == board.occupied:
+            continue  # (the position itself: read before any move is looked for)
+        expected_partial = any(s.allows_partial(emptied, filled) for s in shapes)
+        assert position.partial(occ) == expected_partial, (board.fen(), hex(occ))
+
+
+def test_special_moves() -> None:
+    rng = random.Random(1)
+    for fen in SPECIAL:
+        check(chess.Board(fen), rng)
+
+
+def test_real_games_positions() -> None:
+    rng = random.Random(2)
+    for game in corpus()[::40]:
+        board = game.board()
+        for ply, move in enumerate(game.mainline_moves()):
+            if ply % 7 == 0:
+                check(board, rng)
+            board.push(move)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_random_positions(seed: int) -> None:
+    rng = random.Random(seed)
+    board = chess.Board()
+    for _ in range(rng.randrange(0, 120)):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(rng.choice(moves))
+    check(board, rng)
