@@ -8,9 +8,9 @@ referee, all raw events included. Two floors are measured on the same games: wha
 move-by-move program pays per ply (generate the legal moves, write the SAN, push the
 move), and the same plus `board.outcome()` (the game-end check every referee needs).
 
-Everything is CPU time (process_time, not wall time), measured in rounds that interleave
-floors and replays, so the ratios hold on a loaded, shared machine where absolute figures
-do not; min and median over the rounds are printed. With `--compare`, every round also
+Everything is CPU time (process_time, not wall time), measured in rounds in which floors
+and replays take turns game by game, so the ratios hold on a loaded, shared machine where
+absolute figures do not; min and median over the rounds are printed. With `--compare`, every round also
 runs the very same logs through another checkout's board_ctl (e.g. a worktree at main),
 in its own process, so before and after come from one run.
 """
@@ -26,67 +26,72 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import chess
+
+if TYPE_CHECKING:
+    from board_ctl.sensorlog import SensorLog
 
 HERE = Path(__file__).resolve()
 sys.path.insert(0, str(HERE.parents[1] / "tests"))
 
 
-def floors(games: list[tuple[str, list[str]]]) -> tuple[float, float, int]:
-    """(per-ply CPU s of legal moves + SAN + push, the same with outcome(), plies)."""
-    moves = [(fen, [chess.Move.from_uci(u) for u in ucis]) for fen, ucis in games]
-    plies = sum(len(m) for _, m in moves)
-    return floor(moves, False) / plies, floor(moves, True) / plies, plies
-
-
-def floor(moves: list[tuple[str, list[chess.Move]]], outcome: bool) -> float:
-    """CPU s that any move-by-move program pays for these games (and outcome() too)."""
+def floor(fen: str, line: list[chess.Move], outcome: bool) -> float:
+    """CPU s that any move-by-move program pays for this game (and outcome() too)."""
     start = time.process_time()
-    for fen, line in moves:
-        board = chess.Board(fen)
-        for move in line:
-            list(board.legal_moves)
-            board.san(move)
-            board.push(move)
-            if outcome:
-                board.outcome()
+    board = chess.Board(fen)
+    for move in line:
+        list(board.legal_moves)
+        board.san(move)
+        board.push(move)
+        if outcome:
+            board.outcome()
     return time.process_time() - start
 
 
-def replay(logs: list[str], latencies: list[float] | None = None) -> float:
-    """CPU s to replay these logs (JSON Lines text each), referee only."""
+def replay(log: SensorLog, latencies: list[float] | None = None) -> float:
+    """CPU s to replay this log, referee only."""
     from board_ctl.core.profiles import PROFILES
     from board_ctl.core.referee import Referee
-    from board_ctl.sensorlog import read_sensor_log
 
-    parsed = [read_sensor_log(text.splitlines()) for text in logs]
     start = time.process_time()
-    for log in parsed:
-        referee = Referee(log.start.fen, PROFILES["fide"])
-        feed = referee.feed
-        if latencies is None:
-            for event in log.events:
-                feed(event)
-        else:
-            for event in log.events:
-                before = time.perf_counter()
-                feed(event)
-                latencies.append(time.perf_counter() - before)
-        referee.finish()
+    referee = Referee(log.start.fen, PROFILES["fide"])
+    feed = referee.feed
+    if latencies is None:
+        for event in log.events:
+            feed(event)
+    else:
+        for event in log.events:
+            before = time.perf_counter()
+            feed(event)
+            latencies.append(time.perf_counter() - before)
+    referee.finish()
     return time.process_time() - start
 
 
 def worker(data_path: str) -> None:
-    """One round in this process: both floors and both replays, printed as JSON."""
+    """One round in this process: both floors and both replays, printed as JSON. They
+    take turns game by game, so a slower spell of a shared machine falls on all four
+    alike and the ratios hold."""
+    from board_ctl.sensorlog import read_sensor_log
+
     data = json.loads(Path(data_path).read_text())
-    plain, outcome, plies = floors(data["games"])
-    clock = replay(data["clock"]) / plies
-    no_clock = replay(data["no_clock"]) / plies
+    games = [(fen, [chess.Move.from_uci(u) for u in ucis]) for fen, ucis in data["games"]]
+    clock_logs = [read_sensor_log(text.splitlines()) for text in data["clock"]]
+    no_clock_logs = [read_sensor_log(text.splitlines()) for text in data["no_clock"]]
+    plies = sum(len(line) for _, line in games)
+    cpu = dict.fromkeys(("plain", "outcome", "clock", "no_clock"), 0.0)
+    for (fen, line), clock_log, no_clock_log in zip(games, clock_logs, no_clock_logs):
+        cpu["plain"] += floor(fen, line, False)
+        cpu["outcome"] += floor(fen, line, True)
+        cpu["clock"] += replay(clock_log)
+        cpu["no_clock"] += replay(no_clock_log)
     latencies: list[float] = []  # (a pass of its own: timing each event costs CPU too)
-    replay(data["clock"], latencies)
+    for log in clock_logs:
+        replay(log, latencies)
     latencies.sort()
-    print(json.dumps({"plain": plain, "outcome": outcome, "clock": clock, "no_clock": no_clock,
+    print(json.dumps({**{k: v / plies for k, v in cpu.items()},
                       "p50": statistics.median(latencies),
                       "p99": latencies[int(len(latencies) * 0.99)]}))
 
