@@ -92,11 +92,22 @@ def test_every_legal_move_of_every_corpus_position() -> None:
     assert said / total > 0.95
 
 
-@settings(max_examples=8, deadline=None)
+@settings(max_examples=3, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_random_games_to_their_end(seed: int) -> None:
     """Random play ends in mates, stalemates and bare kings far more often than real
     games: every position's every move, to the end."""
+    random_game_to_its_end(seed)
+
+
+@pytest.mark.slow
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_many_random_games_to_their_end(seed: int) -> None:
+    random_game_to_its_end(seed)
+
+
+def random_game_to_its_end(seed: int) -> None:
     rng = random.Random(seed)
     board = chess.Board()
     while not board.is_game_over(claim_draw=False) and board.ply() < 400:
