@@ -390,32 +390,29 @@ class Person:
             # move to be made. With a clock, his press was lost: he presses again. Without,
             # a capture made then cannot be seen: he straightens the capturing piece.
             self.stale = None
-            before = self.board.copy(stack=1)
-            before.pop()
             if self.use_clock:
                 side = self.side
                 self.log.append("pressed the clock again: the LEDs still showed my move")
                 return self._hands(now, lambda: self.hands.clock(side))
+            before = self.board.copy(stack=1)
+            before.pop()
             if before.is_capture(move) and not before.is_en_passant(move):
                 self.log.append("straightened the capturing piece: the LEDs still showed my "
                                 "move")
-                return self._hands(now, lambda: self._straighten(move.to_square))
+                return self._show_capture(move.to_square, now)
         if read.fast and move.to_square in read.fast:
-            # a capture the board could not tell: show it by lifting the piece and
-            # putting it down again where it stands
+            # a capture the board could not tell: show it
             self.log.append(f"showed the capture on {chess.square_name(move.to_square)}")
-
-            def hands() -> None:
-                self.hands.lift(move.to_square)
-                self.hands.pause(0.3, 0.8)
-                self.hands.place(move.to_square)
-            return self._hands(now, hands)
+            return self._show_capture(move.to_square, now)
         return []
 
-    def _straighten(self, square: chess.Square) -> None:
-        self.hands.lift(square)
-        self.hands.pause(0.2, 0.5)
-        self.hands.place(square)
+    def _show_capture(self, square: chess.Square, now: float) -> list[ev.Event]:
+        """Lift the capturing piece and put it down again where it stands."""
+        def hands() -> None:
+            self.hands.lift(square)
+            self.hands.pause(0.3, 0.8)
+            self.hands.place(square)
+        return self._hands(now, hands)
 
     def _game_over(self, read: Read, now: float) -> list[ev.Event]:
         if read.remote == Remote.SHOWN and self.executed is None:

@@ -5,6 +5,7 @@ completed by release). Then the scan at connection finds the game where it was."
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
 from pathlib import Path
 
@@ -16,15 +17,14 @@ from board_ctl.core.effects import LedFrame
 from board_ctl.core.leds import led_frame
 from board_ctl.core.profiles import PROFILES
 from board_ctl.journal import JournalWriter, read_journal
-from board_ctl.service.game import GameFiles, GameSession
+from board_ctl.service.game import GameFiles, GameSession, OutputNamer
 from firmware_bridge.player import Person
 from remotekit import Played, play
 
 
 def files(folder: Path) -> GameFiles:
     folder.mkdir(parents=True, exist_ok=True)
-    return GameFiles(sensor=folder / "g.sensor.jsonl", pgn=folder / "g.pgn",
-                     report=folder / "g.report.jsonl")
+    return OutputNamer(folder).files(1, dt.datetime(2026, 12, 1))
 
 
 def shown(frame: LedFrame) -> tuple[object, ...]:
