@@ -15,9 +15,11 @@ import chess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from board_ctl.core import inference as infer
 from board_ctl.core.position import Position
 from board_ctl.core.shapes import shape_of
 from board_ctl.core.squares import subsets
+from board_ctl.core.turn import Turn
 from corpus import corpus
 
 SPECIAL = [
@@ -87,3 +89,33 @@ def test_random_positions(seed: int) -> None:
             break
         board.push(rng.choice(moves))
     check(board, rng)
+
+
+def check_answers(board: chess.Board, rng: random.Random) -> None:
+    """`answers` reads the opponent's reply without making the move it answers: its
+    verdict is the reply position's own (a reply made or on its way, or the opponent
+    holding pieces of his own), for every move and occupancies around the reply."""
+    turn = Turn(Position(board.copy(stack=False)), 0)
+    for move in list(board.legal_moves)[::3]:
+        line = shape_of(board, move)
+        after = board.copy(stack=False)
+        after.push(move)
+        reply = Position(after)
+        own = after.occupied_co[after.turn]
+        for occ in occupancies(after, rng):
+            emptied = after.occupied & ~occ
+            held = bool(emptied) and not occ & ~after.occupied and not emptied & ~own
+            expected = bool(reply.full(occ)) or reply.partial(occ) or held
+            assert infer.answers(turn, line, occ) == expected, (board.fen(), move, hex(occ))
+
+
+def test_answers_without_making_the_move() -> None:
+    rng = random.Random(3)
+    for fen in SPECIAL:
+        check_answers(chess.Board(fen), rng)
+    for game in corpus()[::120]:
+        board = game.board()
+        for ply, move in enumerate(game.mainline_moves()):
+            if ply % 13 == 0:
+                check_answers(board, rng)
+            board.push(move)

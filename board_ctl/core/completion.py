@@ -199,8 +199,11 @@ class Completion(GameState):
             if finding is not None:
                 self.out.raise_(t, finding)
         reply = old.replies.get(shape.move)  # (the position after it, if read already)
-        # Without it, a cheap look before the move spares generating the moves after it.
-        goes_on = reply is None and self.endings.cannot_end(board, shape.move)
+        # Without it, a cheap look before the move spares generating the moves after it
+        # (taken already if the game-end hold looked at this move).
+        goes_on = reply is None and (
+            any(m.goes_on and shape in m.shapes for m in old.seen)
+            or self.endings.cannot_end(board, shape.move))
         san = board.san_and_push(shape.move)
         switched, self.press.switched = self.press.switched, None
         if switched is None:
@@ -299,7 +302,8 @@ class Completion(GameState):
         """Whichever of the match's moves is made, the game surely goes on (the cheap
         pre-check: most moves need no look at the position after them)."""
         board, cannot_end = self.turn.board, self.endings.cannot_end
-        return all(cannot_end(board, shape.move) for shape in match.shapes)
+        match.goes_on = all(cannot_end(board, shape.move) for shape in match.shapes)
+        return match.goes_on
 
     def _end_by_placement(self, when: int) -> None:
         """A mating or drawing move ends the game without a press (FIDE 6.2.1)."""

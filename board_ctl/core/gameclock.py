@@ -9,7 +9,7 @@ the arbiter sets it on an external clock by hand).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import chess
 
@@ -24,9 +24,8 @@ def reading_running(mover: chess.Color) -> tuple[bool, bool]:
     return mover == chess.BLACK, mover == chess.WHITE
 
 
-@dataclass(frozen=True, slots=True)
-class Switched:
-    """The clock went over for a completed move."""
+class Switched(NamedTuple):
+    """The clock went over for a completed move. (A named tuple: one per move.)"""
 
     result: PressResult | None  # the mover's time after it ([%clk]) and the move's time
     fault: Finding | None = None  # the external clock's times were rejected

@@ -214,13 +214,19 @@ def lines(turn: Turn) -> list[Match]:
 
 def answers(turn: Turn, line: Shape, occupied: chess.Bitboard) -> bool:
     """Whether the board shows the opponent's reply to `line`, made or under way."""
+    # The opponent holding pieces of his own, even ones that cannot move (the common
+    # case: he has lifted the piece he will move). Read without making `line`.
+    board = turn.position.board
+    after = line.after(turn.position.occupied)
+    emptied = after & ~occupied
+    if emptied and not occupied & ~after:
+        his = board.occupied_co[not board.turn]
+        if line.captured is not None:
+            his &= ~chess.BB_SQUARES[line.captured]
+        if not emptied & ~his:
+            return True
     reply = turn.replies_to(line)
-    if reply.full(occupied) or reply.partial(occupied):
-        return True
-    # The opponent holding pieces of his own, even ones that cannot move.
-    emptied = reply.occupied & ~occupied
-    own = reply.board.occupied_co[reply.board.turn]
-    return bool(emptied) and not occupied & ~reply.occupied and not emptied & ~own
+    return bool(reply.full(occupied)) or reply.partial(occupied)
 
 
 REPLY, HAND, NOT_YET = "reply", "hand", "not yet"

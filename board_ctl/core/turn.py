@@ -29,23 +29,30 @@ class Carried:
     selections: list[tuple[int, chess.PieceType]]
 
 
-@dataclass(slots=True)
 class Match:
-    """The board showed the position after one of these moves (same occupancy) from `since`."""
+    """The board showed the position after one of these moves (same occupancy) from `since`.
 
-    shapes: list[Shape]
-    since: int
-    left_at: int | None = None  # when the board last moved away from it
-    ends_game: bool | None = None  # computed on first need
-    key: Key = (0, 0)  # the occupancy change: (vacated, filled) of its shapes
-    placed: bool = False  # a piece was seen arriving (a capture's state: a piece in hand)
-    promoting: bool = False
+    (A plain slotted class: one is made for most placements, and each is a moment of the
+    game, compared by identity.)"""
 
-    def __post_init__(self) -> None:
-        first = self.shapes[0]
-        self.key = (first.vacated, first.filled)
-        self.placed = bool(first.filled)
+    __slots__ = ("shapes", "since", "left_at", "ends_game", "goes_on", "key", "placed",
+                 "promoting")
+
+    def __init__(self, shapes: list[Shape], since: int, left_at: int | None = None) -> None:
+        first = shapes[0]
+        self.shapes = shapes
+        self.since = since
+        self.left_at = left_at  # when the board last moved away from it
+        self.ends_game: bool | None = None  # computed on first need
+        # found by the cheap pre-check: none of its moves ends the game
+        self.goes_on = False
+        self.key: Key = (first.vacated, first.filled)  # the occupancy change of its shapes
+        self.placed = bool(first.filled)  # a piece seen arriving (a capture: one in hand)
         self.promoting = bool(first.move.promotion)
+
+    def __repr__(self) -> str:
+        moves = ", ".join(shape.move.uci() for shape in self.shapes)
+        return f"Match([{moves}], since={self.since}, left_at={self.left_at})"
 
 
 @dataclass(slots=True)
