@@ -101,13 +101,14 @@ class Position:
             origin = chess.lsb(vacated)
             if filled.bit_count() == 1:  # a quiet move, a promotion: test the moves directly
                 target = chess.lsb(filled)
+                known = self._from.get(origin)
+                if known is not None:  # (the square's moves are known: no legality test;
+                    # matched by square, not Move equality, a dataclass's slow __eq__)
+                    return [move for move in known if move.to_square == target]
                 if board.pawns & vacated and chess.square_rank(target) in (0, 7):
                     moves = [chess.Move(origin, target, piece) for piece in PROMOTIONS]
                 else:
                     moves = [chess.Move(origin, target)]
-                known = self._from.get(origin)
-                if known is not None:  # (the square's moves are known: no legality test)
-                    return [move for move in moves if move in known]
                 return [move for move in moves if board.is_legal(move)]
             if not filled:  # captures: from the square's moves (asked for next anyway)
                 theirs = board.occupied_co[not board.turn]
