@@ -198,7 +198,8 @@ class Completion(GameState):
                         self.move_changed.check(board, old.released, shape)):
             if finding is not None:
                 self.out.raise_(t, finding)
-        reply = old.replies.get(shape.move)  # (the position after it, if read already)
+        # (the position after it, if read already)
+        reply = old.replies.get(shape.move) if old.replies else None
         # Without it, a cheap look before the move spares generating the moves after it
         # (taken already if the game-end hold looked at this move).
         goes_on = reply is None and (

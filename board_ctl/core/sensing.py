@@ -52,7 +52,8 @@ class Sensing(GameState):
         if turn.waiting_reply and self.result is None:
             self._explain(t)  # the reply's capture may just have been seen landing
         if placed and square in turn.lifted_raw:
-            self._resolve_ambiguity_by_touch(square)
+            if turn.ambiguous is not None:
+                self._resolve_ambiguity_by_touch(square)
             turn.lifted_raw.discard(square)
         elif not placed:
             turn.lifted_raw.add(square)
