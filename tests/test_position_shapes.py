@@ -10,6 +10,7 @@ positions and in positions with en passant, castling and promotions."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import chess
 from hypothesis import given, settings
@@ -68,14 +69,20 @@ def test_special_moves() -> None:
         check(chess.Board(fen), rng)
 
 
-def test_real_games_positions() -> None:
-    rng = random.Random(2)
-    for game in corpus()[::40]:
+def games_positions(every_game: int, every_ply: int) -> Iterator[chess.Board]:
+    """Positions of the corpus's real games: every n-th game, every m-th ply."""
+    for game in corpus()[::every_game]:
         board = game.board()
         for ply, move in enumerate(game.mainline_moves()):
-            if ply % 7 == 0:
-                check(board, rng)
+            if ply % every_ply == 0:
+                yield board
             board.push(move)
+
+
+def test_real_games_positions() -> None:
+    rng = random.Random(2)
+    for board in games_positions(40, 7):
+        check(board, rng)
 
 
 @settings(max_examples=40, deadline=None)
@@ -113,9 +120,5 @@ def test_answers_without_making_the_move() -> None:
     rng = random.Random(3)
     for fen in SPECIAL:
         check_answers(chess.Board(fen), rng)
-    for game in corpus()[::120]:
-        board = game.board()
-        for ply, move in enumerate(game.mainline_moves()):
-            if ply % 13 == 0:
-                check_answers(board, rng)
-            board.push(move)
+    for board in games_positions(120, 13):
+        check_answers(board, rng)
