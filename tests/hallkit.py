@@ -18,8 +18,9 @@ from typing import Any
 import httpx2 as httpx
 
 from board_ctl.simulate import RenderedGame
-from brokerkit import Broker, free_port
+from brokerkit import Broker
 from servicekit import EmulatorProcess, child_env
+from stationkit import ArbiterProcess
 
 ARBITER = "anna"
 ARBITER_PASSWORD = "correct horse battery"
@@ -61,61 +62,21 @@ def press_times(game: RenderedGame, ply: int) -> list[float]:
             if line.get("ev") == "clock"]
 
 
-class StationProcess:
-    """`board-ctl arbiter`, with one arbiter added by `--add-user` as an organiser does."""
+class StationProcess(ArbiterProcess):
+    """`board-ctl arbiter`, with one arbiter added by `--add-user` as an organiser does,
+    logged in to the broker as the ACL's arbiter user."""
 
     def __init__(self, broker: Broker, folder: Path, *extra: str,
                  timeout: float = 30.0) -> None:
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.data = folder / "data"
         added = subprocess.run(
             [sys.executable, "-m", "board_ctl.cli", "arbiter", "--add-user", ARBITER,
-             "--data-dir", str(self.data)], input=ARBITER_PASSWORD + "\n", text=True,
+             "--data-dir", str(folder / "data")], input=ARBITER_PASSWORD + "\n", text=True,
             capture_output=True, env=child_env(), timeout=60)
         assert added.returncode == 0, added.stderr
-        self.args = [sys.executable, "-m", "board_ctl.cli", "arbiter", "--broker", broker.url,
-                     "--broker-user", "arbiter",
-                     "--broker-password-file", str(broker.password_file("arbiter")),
-                     "--listen", f"127.0.0.1:{self.port}", "--data-dir", str(self.data),
-                     *extra]
-        self.log_path = folder / "station.log"
-        self.log = self.log_path.open("ab")
-        self.process = subprocess.Popen(self.args, stdout=self.log, stderr=self.log,
-                                        env=child_env())
-        wait_until(self._connected, timeout, "the station to serve and connect", self.alive)
-
-    def alive(self) -> None:
-        if self.process.poll() is not None:
-            raise AssertionError(f"the station exited: {self.log_path.read_text()}")
-
-    def _connected(self) -> bool:
-        try:
-            return bool(httpx.get(f"{self.url}/api/boards", timeout=2).json()["broker"]["connected"])
-        except (httpx.HTTPError, ValueError):
-            return False
-
-    def boards(self) -> dict[str, Any]:
-        return {b["id"]: b for b in httpx.get(f"{self.url}/api/boards", timeout=5).json()["boards"]}
-
-    def board(self, board_id: str) -> dict[str, Any]:
-        return httpx.get(f"{self.url}/api/board/{board_id}", timeout=5).json()  # type: ignore[no-any-return]
-
-    def actions(self) -> list[dict[str, Any]]:
-        path = self.data / "actions.jsonl"
-        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
+        super().__init__(folder, [
+            "--broker", broker.url, "--broker-user", "arbiter",
+            "--broker-password-file", str(broker.password_file("arbiter")), *extra],
+            timeout=timeout, env=child_env())
 
 
 class BoardProcess:

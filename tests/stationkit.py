@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -21,6 +23,7 @@ from typing import Any
 
 import chess
 import chess.pgn
+import httpx2 as httpx  # the test extra (starlette's test client uses it too)
 
 from conftest import missing_tool
 from servicekit import game_from
@@ -228,6 +231,59 @@ class ContractBoard:
 def contract_board(board: str, pgn_file: str = "classics.pgn", index: int = 0,
                    **kwargs: Any) -> ContractBoard:
     return ContractBoard(board, game_from(pgn_file, index), **kwargs)
+
+
+class ArbiterProcess:
+    """`board-ctl arbiter` in its own process on a free port, its data in `folder`/data,
+    its output in `folder`/station.log; started, it serves and is connected to its
+    broker. `args`: the rest of its command line (the broker, users, an event)."""
+
+    def __init__(self, folder: Path, args: list[str], *, timeout: float = 30.0,
+                 env: dict[str, str] | None = None) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.data = folder / "data"
+        self.args = [sys.executable, "-m", "board_ctl.cli", "arbiter",
+                     "--listen", f"127.0.0.1:{self.port}", "--data-dir", str(self.data), *args]
+        self.log_path = folder / "station.log"
+        self.log = self.log_path.open("ab")
+        self.process = subprocess.Popen(self.args, stdout=self.log, stderr=self.log, env=env)
+
+        def connected() -> bool:
+            self.alive()
+            try:
+                return bool(httpx.get(f"{self.url}/api/boards", timeout=2).json()
+                            ["broker"]["connected"])
+            except (httpx.HTTPError, ValueError):
+                return False
+        wait_for(connected, timeout, "the station to serve and connect")
+
+    def alive(self) -> None:
+        if self.process.poll() is not None:
+            raise AssertionError(f"the station exited: {self.log_path.read_text()}")
+
+    def boards(self) -> dict[str, Any]:
+        return {b["id"]: b for b in httpx.get(f"{self.url}/api/boards", timeout=5).json()["boards"]}
+
+    def board(self, board_id: str) -> dict[str, Any]:
+        return httpx.get(f"{self.url}/api/board/{board_id}", timeout=5).json()  # type: ignore[no-any-return]
+
+    def actions(self) -> list[dict[str, Any]]:
+        path = self.data / "actions.jsonl"
+        return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+    def stop(self) -> None:
+        """SIGINT, as systemd stops it; killed if it has not exited within 15 s."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
+            try:
+                self.process.wait(15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
 
 
 # ---- Mosquitto ------------------------------------------------------------------------

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,7 +21,7 @@ import pytest
 from board_ctl.station.users import make_user, save_user
 from browserkit import browser, keep_screenshot  # noqa: F401 (a fixture)
 from servicekit import game_from
-from stationkit import Broker, ContractBoard, MqttBoard, broker_fixture, free_port, wait_for
+from stationkit import ArbiterProcess, Broker, ContractBoard, MqttBoard, broker_fixture, wait_for
 
 PASSWORD = "correct horse battery"
 
@@ -53,46 +50,16 @@ def board_publisher(broker: Broker) -> Iterator[Callable[[ContractBoard], MqttBo
             pass
 
 
-class StationProcess:
-    """`board-ctl arbiter` in its own process, as an organiser runs it."""
+class StationProcess(ArbiterProcess):
+    """`board-ctl arbiter` with a users file of one arbiter, on an open broker."""
 
     def __init__(self, broker: Broker, folder: Path, *extra: str) -> None:
-        self.folder = folder
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         users = folder / "users"
         if not users.exists():
+            folder.mkdir(parents=True, exist_ok=True)
             save_user(users, make_user("anna", PASSWORD))
-        self.args = [sys.executable, "-m", "board_ctl.cli", "arbiter", "--broker", broker.url,
-                     "--listen", f"127.0.0.1:{self.port}", "--users", str(users),
-                     "--data-dir", str(folder / "data"), "--event", "Club night", *extra]
-        self.log = (folder / "station.log").open("ab")
-        self.process = subprocess.Popen(self.args, stdout=self.log, stderr=self.log)
-
-        def up() -> bool:
-            if self.process.poll() is not None:
-                raise AssertionError(f"the station exited: {(folder / 'station.log').read_text()}")
-            try:
-                return httpx.get(f"{self.url}/api/boards", timeout=1).json()["broker"]["connected"]
-            except (httpx.HTTPError, ValueError):
-                return False
-        wait_for(up, 30, "the station to serve and connect")
-
-    def boards(self) -> dict[str, Any]:
-        return {b["id"]: b for b in httpx.get(f"{self.url}/api/boards", timeout=5).json()["boards"]}
-
-    def board(self, board_id: str) -> dict[str, Any]:
-        return httpx.get(f"{self.url}/api/board/{board_id}", timeout=5).json()  # type: ignore[no-any-return]
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        self.log.close()
+        super().__init__(folder, ["--broker", broker.url, "--users", str(users),
+                                  "--event", "Club night", *extra])
 
 
 @pytest.fixture
