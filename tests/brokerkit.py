@@ -151,6 +151,7 @@ class Station:
         self.client.username_pw_set(self.user, self.broker.users[self.user])
         self.client.reconnect_delay_set(0.2, 1)  # type: ignore[arg-type]
         self.client.on_connect = self._on_connect
+        self.client.on_subscribe = self._on_subscribe
         self.client.on_message = self._on_message
         properties = Properties(PacketTypes.CONNECT)
         properties.SessionExpiryInterval = 3600
@@ -158,13 +159,17 @@ class Station:
                             self.broker.port, keepalive=5, clean_start=False,
                             properties=properties)
         self.client.loop_start()
-        self.wait(lambda: self.connects > 0, 10, "the station connected")
+        self.wait(lambda: self.connects > 0, 10, "the station connected and subscribed")
 
     def _on_connect(self, client: mqtt.Client, userdata: Any, flags: Any, reason: Any,
                     properties: Any) -> None:
-        if reason.is_failure:
-            return
-        client.subscribe(self.topics, qos=1)
+        if not reason.is_failure:
+            client.subscribe(self.topics, qos=1)
+
+    def _on_subscribe(self, client: mqtt.Client, userdata: Any, mid: int, reasons: Any,
+                      properties: Any) -> None:
+        # (counted at the broker's SUBACK, not at the CONNACK: a message published
+        # between the two would not reach the station)
         with self._lock:
             self.connects += 1
             self._lock.notify_all()

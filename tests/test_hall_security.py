@@ -67,11 +67,14 @@ def test_a_board_reads_only_its_own_commands(broker: Broker) -> None:
     b1 = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="raw-b1", protocol=mqtt.MQTTv5)
     b1.username_pw_set("b1", USERS["b1"])
     b1.on_message = lambda c, u, m: got.append(m.topic)
+    acked: list[int] = []  # (SUBACKs, refusals included: a command sent before would be lost)
+    b1.on_subscribe = lambda c, u, mid, reasons, p: acked.append(mid)
     b1.connect("127.0.0.1", broker.port)
     b1.loop_start()
     try:
-        for topic in ("board-ctl/b2/cmd/#", "board-ctl/#", "board-ctl/b1/cmd/#"):
-            b1.subscribe(topic, qos=1)
+        asked = [b1.subscribe(topic, qos=1)[1]
+                 for topic in ("board-ctl/b2/cmd/#", "board-ctl/#", "board-ctl/b1/cmd/#")]
+        _wait(lambda: set(asked) <= set(acked))
         b2 = client(broker, "b2")
         send(b2, "board-ctl/b2/move", "{}")  # another board's game: not for b1
         send(station.client, "board-ctl/b2/cmd/result", '{"id": "for b2"}')
