@@ -119,7 +119,8 @@ def check_exact(played: Game, engine_side: chess.Color, profile: str = "fide") -
     start = played.game.board().turn
     theirs = [san for i, san in enumerate(played.sans) if (i % 2 == 0) == (start == engine_side)]
     assert theirs == engine_moves(played.stdout)[:len(theirs)]
-    assert [r for r in played.report if r["kind"] == "alert"] == []
+    alerts = [r for r in played.report if r["kind"] == "alert"]
+    assert alerts == [], around(played, float(alerts[0]["t"]))  # type: ignore[arg-type]
     with played.sensor_log.open(encoding="utf-8") as stream:
         log = read_sensor_log(stream)
     assert log.errors == [] and log.start.remote == engine_side
@@ -133,6 +134,16 @@ def check_exact(played: Game, engine_side: chess.Color, profile: str = "fide") -
             mine.append(move)
         board.push(move)
     assert picked == mine  # never a move recorded for the engine that it did not choose
+
+
+def around(played: Game, t: float, before: float = 6.0) -> str:
+    """What led to an unexpected alert at `t`: the report's rows and the sensor log's
+    lines from `before` seconds earlier (a failure in CI shows them; its files are gone
+    by the time anyone looks)."""
+    rows = [json.dumps(r) for r in played.report if t - before <= float(r["t"]) <= t + 1]  # type: ignore[arg-type]
+    lines = [line for line in played.sensor_log.read_text(encoding="utf-8").splitlines()
+             if '"t"' in line and t - before <= json.loads(line).get("t", -1) <= t + 1]
+    return "\n".join(["report:", *rows, "sensor log:", *lines])
 
 
 # With a clock the emulator plays at 10x only: every delay between the processes counts
