@@ -22,7 +22,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from conftest import missing_tool
+from conftest import missing_tool, stop_process
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "config" / "mosquitto"
@@ -100,13 +100,8 @@ class Broker:
         self.proc.wait(timeout=10)
 
     def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc is not None:
+            stop_process(self.proc)
 
     def log(self) -> str:
         path = self.dir / "mosquitto.log"

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,19 @@ def missing_tool(message: str) -> None:
     if os.environ.get("CI"):
         pytest.fail(f"{message} (CI must have it: see .ci/run)")
     pytest.skip(message)
+
+
+def stop_process(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM,
+                 grace: float = 10.0) -> None:
+    """Stop a test's child process as its supervisor would: `sig`, then kill -9 if it
+    has not exited within `grace` seconds. Nothing is done if it already exited."""
+    if process.poll() is None:
+        process.send_signal(sig)
+        try:
+            process.wait(grace)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 @pytest.fixture(autouse=True)

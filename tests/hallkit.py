@@ -7,7 +7,6 @@ the ACL's arbiter user."""
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ import httpx2 as httpx
 
 from board_ctl.simulate import RenderedGame
 from brokerkit import Broker
+from conftest import stop_process
 from servicekit import EmulatorProcess, child_env
 from stationkit import ArbiterProcess
 
@@ -135,13 +135,7 @@ class BoardProcess:
         return sorted(self.games.glob("*.pgn"))
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, grace=20)
         self.log.close()
         if self.emulator.proc.poll() is None:
             self.emulator.proc.terminate()

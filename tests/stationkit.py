@@ -25,7 +25,7 @@ import chess
 import chess.pgn
 import httpx2 as httpx  # the test extra (starlette's test client uses it too)
 
-from conftest import missing_tool
+from conftest import missing_tool, stop_process
 from servicekit import game_from
 
 PREFIX = "board-ctl"
@@ -276,13 +276,7 @@ class ArbiterProcess:
 
     def stop(self) -> None:
         """SIGINT, as systemd stops it; killed if it has not exited within 15 s."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, signal.SIGINT, 15)
         self.log.close()
 
 
@@ -338,13 +332,8 @@ class Broker:
         wait_for(accepting, 10, "mosquitto to listen")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(5)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            stop_process(self.process, grace=5)
 
 
 def broker_fixture(tmp_path: Path) -> Iterator[Broker]:
