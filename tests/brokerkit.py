@@ -96,8 +96,7 @@ class Broker:
     def kill(self) -> None:
         """kill -9: no goodbye, nothing saved since the last autosave."""
         assert self.proc is not None
-        self.proc.send_signal(signal.SIGKILL)
-        self.proc.wait(timeout=10)
+        stop_process(self.proc, signal.SIGKILL)
 
     def stop(self) -> None:
         if self.proc is not None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import signal
 import subprocess
 from pathlib import Path
 
+import chess.pgn
 import pytest
 
 
@@ -18,10 +21,21 @@ def missing_tool(message: str) -> None:
     pytest.skip(message)
 
 
+def read_pgn(path: Path) -> chess.pgn.Game | None:
+    """The first game of a PGN file, the file closed again."""
+    return chess.pgn.read_game(io.StringIO(path.read_text(encoding="utf-8")))
+
+
+def read_jsonl(path: Path) -> list[dict[str, object]]:
+    """Every line of a JSON-lines file (a report, a journal), the file closed again."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 def stop_process(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM,
                  grace: float = 10.0) -> None:
     """Stop a test's child process as its supervisor would: `sig`, then kill -9 if it
-    has not exited within `grace` seconds. Nothing is done if it already exited."""
+    has not exited within `grace` seconds (nothing is sent if it already exited); then
+    the pipes to it are closed."""
     if process.poll() is None:
         process.send_signal(sig)
         try:
@@ -29,6 +43,9 @@ def stop_process(process: subprocess.Popen[bytes], sig: int = signal.SIGTERM,
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
 
 
 @pytest.fixture(autouse=True)

@@ -146,7 +146,8 @@ class EmulatorProcess:
                 raise RuntimeError(f"emulator did not start: {self.errors()}")
             buf += chunk
         assert buf.startswith(b"LINK "), buf
-        threading.Thread(target=self._drain, daemon=True).start()
+        self._drainer = threading.Thread(target=self._drain, daemon=True)
+        self._drainer.start()
 
     def _drain(self) -> None:
         assert self.proc.stdout is not None
@@ -158,13 +159,18 @@ class EmulatorProcess:
         return self.stderr_path.read_bytes().decode(errors="replace")
 
     def close(self, timeout: float = 15.0) -> int:
+        """Wait for the emulator to end (its log played), stopping it after `timeout`."""
         try:
-            return self.proc.wait(timeout=timeout)
+            self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.terminate()
-            return self.proc.wait(timeout=10)
+            self.proc.wait(timeout=10)
         finally:
             self.stderr.close()
+        self._drainer.join(5)  # it has read to the end: its pipe can be closed
+        assert self.proc.stdout is not None
+        self.proc.stdout.close()
+        return self.proc.returncode
 
 
 def board_ctl(*args: str, cwd: Path, timeout: float = 60.0,

@@ -188,6 +188,7 @@ def test_broken_pipe_is_quiet(tmp_path: Path) -> None:
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.close()  # as `head` does once it has read enough: here before any output
     err = proc.stderr.read().decode()
+    proc.stderr.close()
     proc.wait(timeout=60)
     for words in ("Traceback", "BrokenPipe", "Broken pipe", "Exception ignored"):
         assert words not in err, err

@@ -7,8 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import chess.pgn
 import pytest
+
+from conftest import read_pgn
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples"
 REPO = Path(__file__).resolve().parents[1]
@@ -38,7 +39,7 @@ def test_replay_writes_pgn_and_report(tmp_path: Path) -> None:
     done = run("replay", str(log), "--pgn", str(tmp_path / "g.pgn"),
                "--report", str(tmp_path / "r.jsonl"))
     assert done.returncode == 0, done.stderr
-    game = chess.pgn.read_game((tmp_path / "g.pgn").open())
+    game = read_pgn(tmp_path / "g.pgn")
     assert game is not None and game.end().board().is_checkmate()
     report = [json.loads(line) for line in (tmp_path / "r.jsonl").read_text().splitlines()]
     moves = [line for line in report if line["kind"] == "move"]
@@ -62,7 +63,7 @@ def test_bad_lines_are_reported_with_their_number_and_skipped(tmp_path: Path) ->
     for number, words in [(4, "not valid JSON"), (5, "unknown event 'teleport'"),
                           (6, "square name"), (7, "not a JSON object")]:
         assert f"{log}:line {number}: " in done.stderr and words in done.stderr, done.stderr
-    game = chess.pgn.read_game((tmp_path / "g.pgn").open())
+    game = read_pgn(tmp_path / "g.pgn")
     assert game is not None and len(list(game.mainline_moves())) == 33
 
 
@@ -154,7 +155,7 @@ def test_replay_reads_standard_input_with_a_bom(tmp_path: Path) -> None:
     done = run_in(tmp_path, "replay", "-", "--pgn", "out.pgn", stdin="\ufeff" + jsonl(*MOVES))
     assert done.returncode == 0, done.stderr
     assert "<stdin>: 1 plies, 0 alerts" in done.stderr
-    game = chess.pgn.read_game((tmp_path / "out.pgn").open())
+    game = read_pgn(tmp_path / "out.pgn")
     assert game is not None and [m.uci() for m in game.mainline_moves()] == ["e2e4"]
 
 
@@ -199,7 +200,7 @@ def test_lines_of_any_size_cost_only_themselves(tmp_path: Path) -> None:
     assert done.returncode == 0 and "Traceback" not in done.stderr
     for number in (3, 4, 5):
         assert f"{log}:line {number}: " in done.stderr
-    game = chess.pgn.read_game((tmp_path / "g.pgn").open())
+    game = read_pgn(tmp_path / "g.pgn")
     assert game is not None and len(list(game.mainline_moves())) >= 30
 
 
@@ -216,6 +217,6 @@ def test_bad_tags_in_a_log_are_left_out_and_the_pgn_written(tmp_path: Path,
     done = cli(tmp_path, "replay", str(log), "--pgn", "out.pgn")
     assert done.returncode == 0, done.stderr
     assert f"{log}:line 1: " in done.stderr and words in done.stderr
-    game = chess.pgn.read_game((tmp_path / "out.pgn").open())
+    game = read_pgn(tmp_path / "out.pgn")
     assert game is not None and game.headers["White"] == "Ann"
     assert not set(tags) & set(game.headers)

@@ -17,7 +17,8 @@ import serial
 
 from board_ctl.core import events as ev
 from board_ctl.core.effects import Blink, Colour, LedFrame, SquareLight, StatusLights
-from board_ctl.sensorlog import read_sensor_log
+from board_ctl.sensorlog import load_sensor_log
+from conftest import stop_process
 from firmware_bridge import protocol as P
 from firmware_bridge.link import BoardLink
 
@@ -78,9 +79,7 @@ class Emulator:
         return self.stderr.read().decode(errors="replace")
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-        self.proc.wait(timeout=10)
+        stop_process(self.proc)
         self.stderr.close()
 
 
@@ -144,7 +143,7 @@ def test_opera_game_end_to_end(emulators: list[Emulator], tmp_path: Path) -> Non
     assert emu.proc.returncode == 0, emu.errors()
     assert not emu.link.exists() and not emu.link.is_symlink()  # removed on exit
 
-    expected = read_sensor_log(OPERA.open(encoding="utf-8")).events
+    expected = load_sensor_log(OPERA).events
     assert events[0] == ev.Snapshot(events[0].t, chess.Board().occupied)
     got = events[1:]
     assert [key(e) for e in got] == [key(e) for e in expected]
@@ -161,7 +160,7 @@ def test_opera_game_end_to_end(emulators: list[Emulator], tmp_path: Path) -> Non
 def test_start_at_and_hold_at_until(emulators: list[Emulator], tmp_path: Path) -> None:
     emu = start(emulators, tmp_path, "--log", str(OPERA), "--speed", str(SPEED),
                 "--start-at", "40", "--until", "60")
-    log = read_sensor_log(OPERA.open(encoding="utf-8")).events
+    log = load_sensor_log(OPERA).events
     before = [e for e in log if e.t < 40]
     window = [e for e in log if 40 <= e.t <= 60]
     link = BoardLink(str(emu.link))
@@ -185,7 +184,7 @@ def test_yanked_cable_heals_with_a_snapshot(emulators: list[Emulator], tmp_path:
     events = read_until_exit(link, emu)
     link.close()
     assert emu.proc.returncode == 0, emu.errors()
-    log = read_sensor_log(OPERA.open(encoding="utf-8")).events
+    log = load_sensor_log(OPERA).events
     assert link.stats.connects == 2 and link.stats.disconnects >= 1
 
     snaps = [i for i, e in enumerate(events) if isinstance(e, ev.Snapshot)]
@@ -275,7 +274,7 @@ def test_log_with_start_fen_and_promotion_selector(emulators: list[Emulator],
             '{"t": 1.5, "ev": "lift", "sq": "f7"}\n{"t": 2.0, "ev": "place", "sq": "f8"}\n'
             '{"t": 2.3, "ev": "promote", "piece": "n"}\n'
             '{"t": 4.7, "ev": "lift", "sq": "h7"}\n{"t": 5.4, "ev": "place", "sq": "g7"}\n')
-    log = read_sensor_log(path.open(encoding="utf-8"))
+    log = load_sensor_log(path)
     emu = start(emulators, tmp_path, "--log", str(path), "--speed", str(SPEED))
     link = BoardLink(str(emu.link))
     link.open(timeout=10)

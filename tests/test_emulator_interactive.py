@@ -16,6 +16,7 @@ import pytest
 
 from board_ctl.core import events as ev
 from board_ctl.core.effects import LedFrame, StatusLights
+from conftest import read_pgn
 from firmware_bridge.link import BoardLink
 from servicekit import child_env, wait_until
 from test_emulator import Emulator, read_until, start
@@ -62,7 +63,7 @@ def presses_logged(tmp_path: Path) -> int:
 
 
 def pgn_moves(path: Path) -> list[str]:
-    game = chess.pgn.read_game(path.open(encoding="utf-8"))
+    game = read_pgn(path)
     assert game is not None
     return [node.san() for node in game.mainline()]
 

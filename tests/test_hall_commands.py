@@ -6,7 +6,6 @@ from the journal (or its sensor log replayed) is the game the board kept."""
 
 from __future__ import annotations
 
-import json
 import signal
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import pytest
 from board_ctl.archive import JOURNAL
 from board_ctl.sensorlog import dumps, event_to_json
 from brokerkit import Broker, Station
+from conftest import read_jsonl
 from script import events
 from servicekit import EmulatorProcess, board_ctl, child_env, comparable
 
@@ -116,7 +116,7 @@ def test_the_arbiter_commands_a_board(tmp_path: Path) -> None:
 
     # the journal keeps every order with who gave it, each once
     data = tmp_path / "data"
-    journal = [json.loads(line) for line in (data / "games" / game / JOURNAL).open()]
+    journal = read_jsonl(data / "games" / game / JOURNAL)
     orders = [(r.get("ev") or r.get("kind"), r.get("ref")) for r in journal if "by" in r]
     assert orders == [("tags", "p1"), ("ack", "a1"), ("set-clocks", "c1"),
                       ("arbiter-result", "r1"), ("arbiter-result", "r2"), ("order", "n1")]
@@ -137,6 +137,6 @@ def test_the_arbiter_commands_a_board(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert comparable(replayed.read_text(encoding="utf-8")) == comparable(written)
     # the ledger answers a repeated command after a restart as the first time
-    ledger = [json.loads(line) for line in (data / "hall" / "b1" / "commands.jsonl").open()]
+    ledger = read_jsonl(data / "hall" / "b1" / "commands.jsonl")
     assert [entry["key"] for entry in ledger if entry["ok"]] == \
         ["p1", "a1", "c1", "r1", "r2", "n1"]

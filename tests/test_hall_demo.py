@@ -19,6 +19,7 @@ import httpx2 as httpx
 import pytest
 
 from brokerkit import free_port, mosquitto_path
+from conftest import stop_process
 from hallkit import wait_until
 from servicekit import ROOT, child_env
 
@@ -99,13 +100,8 @@ def test_the_demo_hall_starts_and_the_station_answers(tmp_path: Path) -> None:
             assert client.get("/arbiter").status_code == 200
     finally:
         started = children(proc.pid)
-        proc.send_signal(signal.SIGINT)
-        try:
-            code = proc.wait(60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
-    assert code == 0
+        stop_process(proc, signal.SIGINT, grace=60)  # (then kill -9: the code says so)
+    assert proc.returncode == 0
     assert len(started) == 8  # the broker, three emulators, three boards, the station
     left = [pid for pid in started if alive(pid)]
     assert left == [], left

@@ -133,6 +133,7 @@ def test_a_journal_is_read_as_it_grows_whole_lines_only(tmp_path: Path) -> None:
         stream.write(line[10:] + encode_record({"t": 2.0, "kind": "end"}))
     assert [(n, r["kind"]) for n, r in tail.read()] == [(2, "note"), (3, "end")]
     assert tail.read() == []
+    tail.close()
 
 
 def test_a_game_model_from_its_journal_is_the_board_record() -> None:

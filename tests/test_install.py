@@ -13,11 +13,10 @@ import sys
 import threading
 from pathlib import Path
 
-import chess.pgn
 import pytest
 
 from board_ctl.journal import read_journal
-from conftest import missing_tool
+from conftest import missing_tool, read_pgn
 from servicekit import ROOT, child_env, game_from
 
 UNIT = ROOT / "config" / "board-ctl.service"
@@ -103,7 +102,7 @@ def test_the_service_runs_as_the_unit_starts_it(tmp_path: Path) -> None:
     recovered = read_journal(journal)
     assert recovered.ended and not recovered.problems
     [pgn] = (state / "games").glob("*.pgn")
-    game = chess.pgn.read_game(pgn.open(encoding="utf-8"))
+    game = read_pgn(pgn)
     assert game is not None
     assert list(game.mainline_moves()) == list(game_from("classics.pgn", 0).mainline_moves())
 

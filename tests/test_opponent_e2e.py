@@ -23,7 +23,7 @@ from board_ctl.core.profiles import PROFILES
 from board_ctl.opponent.engine import EngineError, find_engine
 from board_ctl.replay import replay_log
 from board_ctl.sensorlog import read_sensor_log
-from conftest import missing_tool
+from conftest import missing_tool, read_jsonl
 from servicekit import EmulatorProcess, board_ctl, child_env, without_date
 
 SPEED = "20"
@@ -93,7 +93,7 @@ def play(tmp_path: Path, *, seed: int, level: int | None = None, time_control: s
         board.push(move)
     person = [line.split("person: ", 1)[1] for line in emulator.errors().splitlines()
               if "person: " in line and "person: seed" not in line]
-    report = [json.loads(line) for line in pgn.with_name("out.report.jsonl").open()]
+    report = read_jsonl(pgn.with_name("out.report.jsonl"))
     return Game(text, game, sans, result.stdout, person, pgn.with_name("out.sensor.jsonl"),
                 report)
 

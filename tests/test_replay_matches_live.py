@@ -23,11 +23,12 @@ import pytest
 from board_ctl.core import events as ev
 from board_ctl.core.profiles import PROFILES
 from board_ctl.replay import replay_log
-from board_ctl.sensorlog import read_sensor_log
+from board_ctl.sensorlog import load_sensor_log, read_sensor_log
 from board_ctl.service.game import OutputNamer
 from board_ctl.service.messages import BoardDone
 from board_ctl.service.service import RunOptions, Service
 from board_ctl.simulate import RenderedGame, render_game, render_violation
+from conftest import read_jsonl
 from servicekit import EmulatorProcess, FAST, FakeBoard, board_ctl, game_from
 
 SPEED = "40"
@@ -45,7 +46,7 @@ def live_and_replayed(tmp_path: Path, log: Path, *run_args: str) -> tuple[list[d
         code = emulator.close()
     assert result.returncode == 0, result.stderr + result.stdout
     assert code == 0, emulator.errors()
-    live = [json.loads(line) for line in pgn.with_name("out.report.jsonl").open(encoding="utf-8")]
+    live = read_jsonl(pgn.with_name("out.report.jsonl"))
     with pgn.with_name("out.sensor.jsonl").open(encoding="utf-8") as stream:
         sensor_log = read_sensor_log(stream)
     assert sensor_log.errors == []
@@ -120,7 +121,7 @@ def test_ticks_between_events_change_nothing_a_replay_shows(tmp_path: Path, case
     rendered = opera(**CASES[case])  # type: ignore[arg-type]
     path = tmp_path / "game.jsonl"
     rendered.write(path)
-    log = read_sensor_log(path.open(encoding="utf-8"))
+    log = load_sensor_log(path)
     service = Service(FakeBoard(), profile=PROFILES["fide"], start=log.start,
                       namer=OutputNamer(tmp_path, pgn=tmp_path / "out.pgn"),
                       options=RunOptions(once=True), clock=lambda: 0.0)
@@ -139,7 +140,7 @@ def test_ticks_between_events_change_nothing_a_replay_shows(tmp_path: Path, case
         service.handle(ev.Tick(tick))
     service.handle(BoardDone(tick, True, "the log ends"))
     service.close()
-    live = [json.loads(line) for line in (tmp_path / "out.report.jsonl").open(encoding="utf-8")]
+    live = read_jsonl(tmp_path / "out.report.jsonl")
     with (tmp_path / "out.sensor.jsonl").open(encoding="utf-8") as stream:
         record = replay_log(read_sensor_log(stream), PROFILES["fide"])
     assert_same_report(live, [json.loads(line) for line in record.report_lines()])

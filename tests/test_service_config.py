@@ -140,6 +140,7 @@ def test_sd_notify_abstract_socket_and_absent() -> None:
         notifier = Notifier({"NOTIFY_SOCKET": "@" + name})
         assert notifier.status("game 1 playing")
         assert listener.recv(1024) == b"STATUS=game 1 playing"
+        notifier.close()
     quiet = Notifier({})
     assert not quiet.enabled and not quiet.ready() and not quiet.pet()
     other = Notifier({"NOTIFY_SOCKET": "@x", "WATCHDOG_USEC": "1000", "WATCHDOG_PID": "1"})

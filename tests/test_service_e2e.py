@@ -5,7 +5,6 @@ the same log, through a yanked cable and line noise too."""
 from __future__ import annotations
 
 import io
-import json
 import os
 import socket
 import threading
@@ -19,6 +18,7 @@ from board_ctl.core import events as ev
 from board_ctl.core.profiles import PROFILES
 from board_ctl.replay import replay_log
 from board_ctl.sensorlog import read_sensor_log
+from conftest import read_jsonl, read_pgn
 from firmware_bridge.clock_device import ClockDevice
 from servicekit import (
     EmulatorProcess,
@@ -111,7 +111,7 @@ def test_real_games_give_the_replays_pgn(tmp_path: Path, pgn_file: str, index: i
     # the service's own sensor log, beside the PGN, replays to exactly its PGN
     journal = pgn.with_name("out.sensor.jsonl")
     assert without_date(replay_pgn(journal)[0]) == without_date(text)
-    report = [json.loads(line) for line in pgn.with_name("out.report.jsonl").open()]
+    report = read_jsonl(pgn.with_name("out.report.jsonl"))
     assert [r["uci"] for r in report if r["kind"] == "move"] == moves
     if rendered.result != "*":
         assert f"RESULT {rendered.result}" in stdout
@@ -138,7 +138,7 @@ def test_an_external_clocks_times_are_the_record(tmp_path: Path, time_control: s
     got = [node.clock() for node in game.mainline()]
     assert got == want[:len(got)] and len(got) == len(rendered.moves)
     assert ("[TimeControl \"60+1\"]" in text) == bool(time_control)
-    report = [json.loads(line) for line in pgn.with_name("out.report.jsonl").open()]
+    report = read_jsonl(pgn.with_name("out.report.jsonl"))
     assert [r["code"] for r in report if r["kind"] == "alert"] == []
     # the service's sensor log carries the clock's times: its replay is the same game
     with pgn.with_name("out.sensor.jsonl").open(encoding="utf-8") as stream:
@@ -200,7 +200,7 @@ def test_nothing_configured_plays_the_demo_and_tells_systemd(tmp_path: Path) -> 
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     (pgn,) = (tmp_path / "games").glob("*.pgn")
-    game = chess.pgn.read_game(pgn.open(encoding="utf-8"))
+    game = read_pgn(pgn)
     assert game is not None
     opera = game_from("classics.pgn", 0)
     assert list(game.mainline_moves()) == list(opera.mainline_moves())

@@ -19,7 +19,7 @@ from board_ctl.core.effects import Alert, GameOver, MoveMade
 from board_ctl.core.profiles import PROFILES
 from board_ctl.record import GameRecord
 from board_ctl.replay import replay_events
-from board_ctl.sensorlog import StartInfo, read_sensor_log
+from board_ctl.sensorlog import StartInfo, load_sensor_log
 from board_ctl.service.game import OutputNamer
 from board_ctl.service.gpioboard import GpioBoard
 from board_ctl.service.service import RunOptions, Service
@@ -125,7 +125,7 @@ def test_moves_from_the_matrix_and_the_status_lights(rig: Rig, tmp_path: Path) -
     assert "clock-no-move" in text
     # the sensor log replays to the same game
     sensor = pgn.with_name(pgn.stem + ".sensor.jsonl")
-    log = read_sensor_log(sensor.open(encoding="utf-8"))
+    log = load_sensor_log(sensor)
     assert not log.errors
     record: GameRecord = replay_events(log.start, log.events, PROFILES["fide"])
     assert [m.san for m in record.moves] == ["e4", "e5"]

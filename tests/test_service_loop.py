@@ -16,10 +16,11 @@ from board_ctl.core import events as ev
 from board_ctl.core.effects import Colour
 from board_ctl.core.profiles import PROFILES
 from board_ctl.replay import replay_events
-from board_ctl.sensorlog import StartInfo, read_sensor_log
+from board_ctl.sensorlog import StartInfo, load_sensor_log
 from board_ctl.service.game import OutputNamer
 from board_ctl.service.messages import BoardDone, LinkDown, LinkUp
 from board_ctl.service.service import RunOptions, Service
+from conftest import read_pgn
 from script import events
 from servicekit import FakeBoard, RecordingView, pgn_moves
 
@@ -79,14 +80,14 @@ def test_setup_guidance_then_game_after_game(tmp_path: Path) -> None:
     feed(service, events("-e2 +e4", t=17.0) + [ev.Tick(19.0)])
     service.close()  # stopping mid-game: the game is finished as it stands and written
     second = service.games[1]
-    game = chess.pgn.read_game(second.pgn.open(encoding="utf-8"))
+    game = read_pgn(second.pgn)
     assert game is not None and [m.uci() for m in game.mainline_moves()] == ["e2e4"]
     assert game.headers["Result"] == "*"
     assert board.stopped
 
     # each game's sensor log replays to its own PGN
     for files in service.games:
-        log = read_sensor_log(files.sensor.open(encoding="utf-8"))
+        log = load_sensor_log(files.sensor)
         assert not log.errors and log.events[0].t >= 0
         record = replay_events(log.start, log.events, PROFILES["fide"])
         assert record.pgn_text() == files.pgn.read_text(encoding="utf-8")
@@ -216,7 +217,7 @@ def test_a_new_game_command_ends_the_game_and_guides_to_the_new_start(tmp_path: 
     fen = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"
     feed(service, [NewGame(StartInfo(fen=fen), "setup from a client")])
     assert service.session is None
-    game = chess.pgn.read_game(first.files.pgn.open())
+    game = read_pgn(first.files.pgn)
     assert game is not None and game.headers["Result"] == "*"
     # the game's end completes the move standing on the board, as at the end of a log
     assert [m.uci() for m in game.mainline_moves()] == ["e2e4", "e7e5"]
@@ -228,6 +229,6 @@ def test_a_new_game_command_ends_the_game_and_guides_to_the_new_start(tmp_path: 
     assert service.session is not None and service.session.start.fen == fen
     feed(service, events("-e2 +e4", t=6.0))
     service.close()
-    game2 = chess.pgn.read_game(service.games[-1].pgn.open())
+    game2 = read_pgn(service.games[-1].pgn)
     assert game2 is not None and game2.headers["FEN"] == fen
     assert [m.uci() for m in game2.mainline_moves()] == ["e2e4"]

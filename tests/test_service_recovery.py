@@ -35,9 +35,10 @@ from board_ctl.core import events as ev
 from board_ctl.core.profiles import PROFILES
 from board_ctl.journal import read_journal
 from board_ctl.replay import replay_log
-from board_ctl.sensorlog import StartInfo, read_sensor_log
+from board_ctl.sensorlog import StartInfo, load_sensor_log, read_sensor_log
 from board_ctl.service.game import OutputNamer
 from board_ctl.service.service import RunOptions, Service
+from conftest import read_jsonl
 from firmware_bridge.clock_device import ClockDevice
 from script import events
 from servicekit import (
@@ -186,7 +187,7 @@ def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0, clock: s
     if time_control:
         overrun(log, time_control, overrun_at)
     _, moves = replay_uci(log)
-    script = read_sensor_log(log.open(encoding="utf-8")).events
+    script = load_sensor_log(log).events
     data, pgn, port = tmp_path / "data", tmp_path / "out.pgn", tmp_path / "board"
     outputs: list[str] = []
     start_at = 0.0
@@ -219,9 +220,8 @@ def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0, clock: s
             for proc in (service.proc, emulator.proc):
                 if proc.poll() is None:
                     os.kill(proc.pid, signal.SIGKILL)
-            for proc in (service.proc, emulator.proc):
-                proc.wait(timeout=10)
-            emulator.stderr.close()
+            service.proc.wait(timeout=10)
+            emulator.close(timeout=10)
         outputs.append(service.output())
         journaled = board_events(data)
         # what this run journaled is the log from where the board started, in order
@@ -261,7 +261,7 @@ def kill_run(tmp_path: Path, kills: int, seed: int, in_flight: int = 0, clock: s
 def overrun(log: Path, time_control: str, at: int | None) -> None:
     """Give the log a time control and, after its `at`-th press, a think of 10 minutes;
     the log ends six events later (the game ends on the flag before them)."""
-    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    lines = read_jsonl(log)
     if lines[0].get("ev") != "start":
         lines.insert(0, {"t": 0.0, "ev": "start"})
     lines[0]["time_control"] = time_control
@@ -307,7 +307,7 @@ def test_kill_9_with_an_external_clock_gives_the_uninterrupted_pgn(tmp_path: Pat
           f"moves lost: {len(want) - sum(1 for a, b in zip(got, want) if a == b)}")
     assert got == want and kills >= 1
     log = tmp_path / "game.jsonl"
-    presses = [e for e in read_sensor_log(log.open(encoding="utf-8")).events
+    presses = [e for e in load_sensor_log(log).events
                if isinstance(e, ev.ClockPressed)]
     device = ClockDevice(120, 2)
     shown = [device.press(p.side, p.t) for p in presses]

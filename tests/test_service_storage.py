@@ -24,7 +24,7 @@ from board_ctl.core import events as ev
 from board_ctl.core.effects import Blink, LedFrame
 from board_ctl.core.profiles import PROFILES
 from board_ctl.journal import decode_record, read_journal
-from board_ctl.sensorlog import StartInfo, read_sensor_log
+from board_ctl.sensorlog import StartInfo, load_sensor_log
 from board_ctl.service.game import OutputNamer
 from board_ctl.service.service import RunOptions, Service
 from board_ctl.storage import StorageError
@@ -145,7 +145,7 @@ def test_a_full_data_disk_loses_nothing_and_says_which_file_and_disk(tmp_path: P
         filler.unlink()  # space again: everything that waited is written, in order
         setup.feed([], seconds=1.0)
         assert setup.alarms(str(journal), "is written again")
-        fed = read_sensor_log(setup.service.session.files.sensor.open()).events
+        fed = load_sensor_log(setup.service.session.files.sensor).events
         assert board_events(data) == fed
         fill(disk)  # full again (but for the journal's last page) until the end
         setup.feed(events(MATE, t=20.0))
@@ -203,7 +203,7 @@ def test_a_data_dir_deleted_during_a_game_is_made_again(tmp_path: Path) -> None:
     setup.service.close()
     recovered = read_journal(journal_of(data))
     assert recovered.problems == [] and recovered.ended
-    fed = read_sensor_log(setup.service.last_session.files.sensor.open()).events
+    fed = load_sensor_log(setup.service.last_session.files.sensor).events
     assert recovered.events == fed
     assert pgn_moves(Archive(data).games()[0].pgn_text()) == SCHOLARS_SAN
 
@@ -310,7 +310,7 @@ def test_a_stopped_game_keeps_its_files_and_guesses_nothing(tmp_path: Path) -> N
     second.service.close()
     assert sorted(p.name for p in out.glob("*.pgn")) == [files.pgn.name]
     assert pgn_moves(files.pgn.read_text()) == ["e4", "d5", "exd5", "Qxd5"]
-    log = read_sensor_log(files.sensor.open())
+    log = load_sensor_log(files.sensor)
     assert not log.errors and log.events == board_events(data)
 
 

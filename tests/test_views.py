@@ -22,7 +22,7 @@ from rich.text import Text
 from board_ctl.core import events as ev
 from board_ctl.core.effects import Blink, Colour, Effect, LedFrame, SquareLight, StatusLights
 from board_ctl.core.profiles import PROFILES
-from board_ctl.sensorlog import StartInfo, read_sensor_log
+from board_ctl.sensorlog import StartInfo, load_sensor_log
 from board_ctl.service.game import OutputNamer
 from board_ctl.service.richview import EMPTY, GLYPHS, STRAY, has_colour, render
 from board_ctl.service.service import RunOptions, Service
@@ -90,7 +90,7 @@ def game_states(tmp_path: Path) -> Iterator[tuple[str, list[ViewState]]]:
     ]:
         path = tmp_path / f"{name}.jsonl"
         rendered.write(path)
-        log = read_sensor_log(path.open(encoding="utf-8"))
+        log = load_sensor_log(path)
         setup = chess.Board().occupied & ~chess.BB_RANK_2 if name == "clean" else None
         yield name, played(tmp_path / name, log.events, log.start, setup=setup)
 
@@ -159,7 +159,7 @@ def test_plain_view_prints_the_board_at_the_result(tmp_path: Path) -> None:
     rendered = render_game(game_from("classics.pgn", 0), seed=1, style=FAST)
     path = tmp_path / "g.jsonl"
     rendered.write(path)
-    log = read_sensor_log(path.open(encoding="utf-8"))
+    log = load_sensor_log(path)
     service = Service(FakeBoard(LONG_LINK), profile=PROFILES["fide"], start=log.start,
                       namer=OutputNamer(tmp_path), view=view, clock=lambda: 0.0)
     service.open()

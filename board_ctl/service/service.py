@@ -716,6 +716,7 @@ class Service:
                 self.status.close()
             for observer in self.observers:
                 observer.close()
+            self.notifier.close()
             self._release()
         if not self.games and self.options.once and self.exit_code == 0 and \
                 not self._stop_requested:
