@@ -84,8 +84,11 @@ def service_env() -> dict[str, str]:
 def export_commit(ref: str, into: Path) -> Path:
     """`git archive` of a commit: its code, to run beside this checkout's."""
     into.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", ref], check=True,
-                             capture_output=True).stdout
+    done = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True)
+    if done.returncode != 0:
+        raise SystemExit(f"--compare {ref}: not a commit of this repository "
+                         f"({done.stderr.decode(errors='replace').strip()})")
+    archive = done.stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
 
