@@ -86,7 +86,7 @@ def export_commit(ref: str, into: Path) -> Path:
     into.mkdir()
     done = subprocess.run(["git", "-C", str(ROOT), "archive", ref], capture_output=True)
     if done.returncode != 0:
-        raise SystemExit(f"--compare {ref}: not a commit of this repository "
+        raise SystemExit(f"{ref}: not a commit of this repository "
                          f"({done.stderr.decode(errors='replace').strip()})")
     archive = done.stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)

@@ -19,6 +19,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_service import export_commit  # noqa: E402
 HELP = "import sys; from board_ctl.cli import main; sys.argv[0] = 'board-ctl'; main(['--help'])"
 
 
@@ -43,11 +46,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=21)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        ref_tree = Path(tmp) / "ref"
-        ref_tree.mkdir()
-        archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.against],
-                                 capture_output=True, check=True).stdout
-        subprocess.run(["tar", "-x", "-C", str(ref_tree)], input=archive, check=True)
+        ref_tree = export_commit(args.against, Path(tmp) / "ref")
         trees = {args.against: ref_tree, "this checkout": ROOT}
         imports: dict[str, list[int]] = {name: [] for name in trees}
         helps: dict[str, list[float]] = {name: [] for name in trees}
