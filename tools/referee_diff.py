@@ -1,0 +1,198 @@
+"""The referee's effects on many rendered logs, this checkout against another commit's.
+
+    python tools/referee_diff.py [--against REF] [--games N] [--seeds S] [--jobs J]
+
+For work on the referee that must not change what it does (speed, a carve): the corpus's
+games are rendered as sensor logs in many ways (with and without a clock, sloppy hands,
+each scripted violation, sim2's physical behaviours, games against a computer and online
+ones through the LiveChess endpoint's release rule), and every log is replayed through
+both referees, event by event. Every effect (moves, alerts, notes, penalties, LED frames
+with their times, the result) must be the same; the first difference of each log that
+differs is printed, with the event that caused it.
+
+The logs are rendered once, by this checkout's simulator; REF (default HEAD) is exported
+with `git archive` and run in its own process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+Log = tuple[str, str, dict]  # (name, sensor-log text, referee options)
+
+
+def renderings(games: int, seeds: int) -> Iterator[Log]:
+    """The logs to compare: every rendering kind over the first `games` corpus games."""
+    import sim2
+    from corpus import corpus
+
+    from board_ctl.simulate import RenderStyle, render_game
+    from board_ctl.simulate.violations import (NEEDS_CLOCK, VIOLATION_CODES, NoEligiblePly,
+                                               render_violation)
+
+    chosen = corpus()[:games]
+    sloppy = dict(bounce_pairs=(0, 10), slide_prob=0.9, idle_lift_prob=0.2,
+                  capture_styles=(1, 1, 1, 1, 1), promotion_styles=(1, 1),
+                  promote_timings=(1, 1, 1, 1))
+    for i, game in enumerate(chosen):
+        for seed in range(seeds):
+            for clock in (True, False):
+                tag = f"g{i}s{seed}{'c' if clock else 'n'}"
+                yield (f"{tag}-plain", render_game(
+                    game, seed=seed, style=RenderStyle(use_clock=clock)).jsonl(), {})
+                yield (f"{tag}-sloppy", render_game(
+                    game, seed=seed, style=RenderStyle(use_clock=clock, **sloppy)).jsonl(), {})
+                if not clock:
+                    yield (f"{tag}-released", render_game(
+                        game, seed=seed, style=RenderStyle(use_clock=False)).jsonl(),
+                        {"release_completes": True})
+                for code in VIOLATION_CODES:
+                    if code in NEEDS_CLOCK and not clock:
+                        continue
+                    try:
+                        rendered = render_violation(game, code, seed=seed,
+                                                    style=RenderStyle(use_clock=clock))
+                    except NoEligiblePly:
+                        continue
+                    yield f"{tag}-{code}", rendered.jsonl(), {}
+            for kind in (None, *sim2.VIOLATIONS):
+                try:
+                    case = sim2.render_case(game, seed * 7 + i, violation=kind,
+                                            overlap_p=0.3, skew_p=0.3)
+                except sim2.NotApplicable:
+                    continue
+                yield f"g{i}s{seed}-sim2-{kind or 'clean'}", case.jsonl(), {}
+    yield from remote_games(max(4, seeds * 4))
+
+
+def remote_games(count: int) -> Iterator[Log]:
+    """Games against a (random) computer, as the emulator's person plays them: their fed
+    events written back as sensor logs."""
+    from remotekit import play
+
+    from board_ctl.core import events as ev
+    from board_ctl.sensorlog import dumps, event_to_json, start_to_json
+    from firmware_bridge.player import Person, Script
+
+    for seed in range(count):
+        use_clock = seed % 2 == 1
+        script = Script.parse("mistake@2,mistake@5" if seed % 5 == 4 else "")
+        played = play(Person(seed=seed, use_clock=use_clock, script=script),
+                      remote=seed % 4 < 2, seed=seed, max_plies=60,
+                      time_control="900+5" if use_clock else None)
+        lines = [start_to_json(played.start)] + [
+            event_to_json(event) for event in played.events if not isinstance(event, ev.Tick)]
+        yield f"remote{seed}", "".join(dumps(obj) + "\n" for obj in lines), {}
+
+
+def effects_of(text: str, options: dict) -> list[str]:
+    """Every effect the referee gives for this log, in order, each tagged with the
+    number of the event that caused it (-1: the log's end)."""
+    from board_ctl.core.profiles import PROFILES
+    from board_ctl.core.referee import Referee
+    from board_ctl.core.timecontrol import TimeControl
+    from board_ctl.sensorlog import read_sensor_log
+
+    log = read_sensor_log(text.splitlines())
+    start = log.start
+    tc = TimeControl.parse(start.time_control) if start.time_control else None
+    referee = Referee(start.fen, PROFILES["fide"], time_control=tc, remote=start.remote,
+                      release_completes=options.get("release_completes",
+                                                    start.release_completes))
+    out: list[str] = []
+    for number, event in enumerate(log.events):
+        out += [f"{number} {effect!r}" for effect in referee.feed(event)]
+    out += [f"-1 {effect!r}" for effect in referee.finish()]
+    return out
+
+
+def digest(lines: list[str]) -> str:
+    return hashlib.sha1("\n".join(lines).encode()).hexdigest()
+
+
+def worker(logs_path: str, out_path: str) -> None:
+    """Replay every log with the board_ctl on sys.path; write each log's digest."""
+    logs = json.loads(Path(logs_path).read_text())
+    digests = {name: digest(effects_of(text, options)) for name, text, options in logs}
+    Path(out_path).write_text(json.dumps(digests))
+
+
+def run_worker(code: Path, logs_path: Path, out_path: Path) -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(code))
+    subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker",
+                    str(logs_path), str(out_path)], env=env, check=True)
+    return json.loads(out_path.read_text())
+
+
+def first_difference(code: Path, text: str, options: dict) -> str:
+    """The first effect that differs, this checkout's against `code`'s."""
+    here = effects_of(text, options)
+    script = ("import json, sys; sys.path.insert(0, sys.argv[1]); "
+              "from referee_diff import effects_of; "
+              "print(json.dumps(effects_of(sys.stdin.read(), json.loads(sys.argv[2]))))")
+    there = json.loads(subprocess.run(
+        [sys.executable, "-c", script, str(Path(__file__).resolve().parent), json.dumps(options)],
+        input=text, capture_output=True, text=True, check=True, cwd=code,
+        env=dict(os.environ, PYTHONPATH=str(code))).stdout)
+    for i, (a, b) in enumerate(zip(here, there)):
+        if a != b:
+            return f"effect {i}:\n    here:  {a}\n    there: {b}"
+    return f"one stream is longer: {len(here)} effects here, {len(there)} there"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--against", default="HEAD", help="the commit to compare with")
+    parser.add_argument("--games", type=int, default=40, help="the first N corpus games")
+    parser.add_argument("--seeds", type=int, default=2, help="renderings of each kind a game")
+    parser.add_argument("--jobs", type=int, default=2, help="worker processes a side")
+    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(*args.worker)
+        return 0
+
+    from bench_service import export_commit
+
+    sys.path.insert(0, str(ROOT))
+    logs = list(renderings(args.games, args.seeds))
+    events = sum(text.count("\n") for _, text, _ in logs)
+    print(f"{len(logs)} logs, {events} events; against {args.against}", flush=True)
+    with tempfile.TemporaryDirectory(prefix="referee-diff-") as tmp:
+        other = export_commit(args.against, Path(tmp) / "other")
+        chunks = [logs[i::args.jobs] for i in range(args.jobs)]
+        jobs = []
+        for side, code in (("here", ROOT), ("there", other)):
+            for i, chunk in enumerate(chunks):
+                path = Path(tmp) / f"logs{i}.json"
+                path.write_text(json.dumps(chunk))
+                jobs.append((side, code, path, Path(tmp) / f"{side}{i}.out"))
+        with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+            done = list(pool.map(run_worker, *zip(*[(c, p, o) for _, c, p, o in jobs])))
+        results: dict[str, dict[str, str]] = {"here": {}, "there": {}}
+        for (side, *_), digests in zip(jobs, done):
+            results[side].update(digests)
+        differing = [(name, text, options) for name, text, options in logs
+                     if results["here"][name] != results["there"][name]]
+        for name, text, options in differing[:10]:
+            print(f"{name}: {first_difference(other, text, options)}")
+    print(f"same effects: {len(logs) - len(differing)} of {len(logs)} logs"
+          + (f"; {len(differing)} differ" if differing else ""))
+    return 1 if differing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
