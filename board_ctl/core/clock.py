@@ -38,6 +38,8 @@ class ClockError(BoardCtlError, ValueError):
 
 def to_ms(seconds: float) -> int:
     """Seconds (float) -> integer milliseconds, the clock's only internal unit."""
+    if type(seconds) is float and -MAX_SECONDS <= seconds <= MAX_SECONDS:
+        return round(seconds * 1000)  # (the common case, checked in one step)
     if not _is_number(seconds) or abs(seconds) > MAX_SECONDS:
         raise ClockError(f"a time must be a finite number of seconds within ±{MAX_SECONDS:.0e}, "
                          f"not {seconds!r}")
@@ -185,13 +187,13 @@ class ChessClock:
             return None
         used = self._turn_used_at(t_ms)
         self._moves[side] += 1
-        if self.timed:
+        timed = self._tc_timed or self._external  # (self.timed, once)
+        if timed:
             self._remaining_ms[side] = self._after_turn(side, used)
         self._turn = not side
         self._turn_used_ms = 0
         self._run_since_ms = t_ms
-        remaining = _seconds(self._remaining_ms[side]) if self.timed else None
-        return PressResult(remaining, _seconds(used))
+        return PressResult(self._remaining_ms[side] / 1000 if timed else None, used / 1000)
 
     def add_time(self, side: chess.Color, seconds: float, t: float) -> float | None:
         """Add ``seconds`` to ``side``'s clock at ``t`` (FIDE 7.5.5/9.5.3: +2 min, A.3: +1 min

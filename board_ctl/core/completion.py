@@ -194,17 +194,25 @@ class Completion(GameState):
         if old.knocked:
             touched = [(when, sq) for when, sq in touched
                        if not old.knocked & chess.BB_SQUARES[sq]]
-        for finding in (self.touch_move.check(old.position, touched, old.must_move, shape),
-                        self.move_changed.check(board, old.released, shape)):
+        finding = self.touch_move.check(old.position, touched, old.must_move, shape)
+        if finding is not None:
+            self.out.raise_(t, finding)
+        if old.released:  # (none released: no move changed)
+            finding = self.move_changed.check(board, old.released, shape)
             if finding is not None:
                 self.out.raise_(t, finding)
         # (the position after it, if read already)
         reply = old.replies.get(shape.move) if old.replies else None
         # Without it, a cheap look before the move spares generating the moves after it
         # (taken already if the game-end hold looked at this move).
-        goes_on = reply is None and (
-            any(m.goes_on and shape in m.shapes for m in old.seen)
-            or self.endings.cannot_end(board, shape.move))
+        goes_on = False
+        if reply is None:
+            for seen in old.seen:
+                if seen.goes_on and shape in seen.shapes:
+                    goes_on = True
+                    break
+            else:
+                goes_on = self.endings.cannot_end(board, shape.move)
         san = board.san_and_push(shape.move)
         switched, self.press.switched = self.press.switched, None
         if switched is None:

@@ -32,6 +32,7 @@ class Debouncer:
         self.raw = occupied
         self.settled = occupied
         self._since: dict[chess.Square, int] = {}  # square -> time of its last raw toggle
+        self.deadline: int | None = None  # when the earliest pending change settles
 
     def toggle(self, t: int, square: chess.Square, occupied: bool) -> None:
         """Record a raw transition. A repeated report of the state it already has is ignored."""
@@ -39,10 +40,19 @@ class Debouncer:
         if bool(self.raw & bit) == occupied:
             return
         self.raw ^= bit
+        since = self._since
         if bool(self.settled & bit) == occupied:
-            self._since.pop(square, None)  # a bounce back to the settled state: nothing pending
+            if since.pop(square, None) is not None:  # a bounce back: nothing pending there
+                self._new_deadline()
         else:
-            self._since[square] = t
+            since[square] = t
+            due = t + self.settle
+            if self.deadline is None or due < self.deadline:
+                self.deadline = due
+
+    def _new_deadline(self) -> None:
+        since = self._since
+        self.deadline = min(since.values()) + self.settle if since else None
 
     @property
     def pending(self) -> bool:
@@ -66,7 +76,7 @@ class Debouncer:
         return self.settled & self.raw
 
     def next_deadline(self) -> int | None:
-        return min(self._since.values()) + self.settle if self._since else None
+        return self.deadline
 
     def advance(self, now: int) -> list[SettledChange]:
         """The changes that have held for `settle` by `now`, oldest first."""
@@ -87,6 +97,7 @@ class Debouncer:
         changed = occupied ^ self.settled
         self.raw = self.settled = occupied
         self._since.clear()
+        self.deadline = None
         return [
             SettledChange(0, sq, bool(occupied & chess.BB_SQUARES[sq]))
             for sq in chess.scan_forward(changed)
@@ -94,5 +105,7 @@ class Debouncer:
 
     def _settle(self, square: chess.Square, t: int) -> SettledChange:
         del self._since[square]
-        self.settled ^= chess.BB_SQUARES[square]
-        return SettledChange(t, square, bool(self.settled & chess.BB_SQUARES[square]))
+        self._new_deadline()
+        bit = chess.BB_SQUARES[square]
+        self.settled ^= bit
+        return SettledChange(t, square, bool(self.settled & bit))

@@ -21,7 +21,6 @@ the victim taken first. When nothing tells captures apart, `choose` says so (Non
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from typing import Final, NamedTuple
 
 import chess
@@ -58,18 +57,17 @@ class Context(NamedTuple):
     changing: chess.Square | None = None  # the square whose change is being settled
 
 
-@dataclass(frozen=True, slots=True)
-class Answer:
+class Answer(NamedTuple):
     """The opponent has begun his reply to one of `match`'s moves (`fitting`) at `cutoff`:
-    the move is complete; what happened from `cutoff` on is his."""
+    the move is complete; what happened from `cutoff` on is his. (Named tuples: one of
+    each is made for most plies, and a frozen dataclass costs a setattr per field.)"""
 
     match: Match
     fitting: list[Shape]
     cutoff: int
 
 
-@dataclass(frozen=True, slots=True)
-class Reading:
+class Reading(NamedTuple):
     explained: bool  # the board is accounted for
     agrees: bool = False  # it shows the position, or a move made from it
     answer: Answer | None = None  # a move to complete, the reply having begun
@@ -127,6 +125,8 @@ def choose(turn: Turn, shapes: list[Shape], before: int = FOREVER,
     """The move among shapes of one occupancy, from the event history; None when
     nothing tells captures apart, ILLEGAL when the history shows a capture elsewhere
     (only at a press: without one, a piece set down elsewhere may be the opponent's touch)."""
+    if len(shapes) == 1 and (shapes[0].captured is None or shapes[0].filled):
+        return shapes[0]  # (the common case: one move that is no capture)
     candidates = distinct(shapes)
     if candidates[0].captured is None or candidates[0].filled:
         return candidates[0] if len(candidates) == 1 else None
@@ -216,8 +216,9 @@ def answers(turn: Turn, line: Shape, occupied: chess.Bitboard) -> bool:
     """Whether the board shows the opponent's reply to `line`, made or under way."""
     # The opponent holding pieces of his own, even ones that cannot move (the common
     # case: he has lifted the piece he will move). Read without making `line`.
-    board = turn.position.board
-    after = line.after(turn.position.occupied)
+    position = turn.position
+    board = position.board
+    after = (position.occupied & ~line.vacated) | line.filled  # (line.after, inline)
     emptied = after & ~occupied
     if emptied and not occupied & ~after:
         his = board.occupied_co[not board.turn]

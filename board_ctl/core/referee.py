@@ -29,7 +29,7 @@ from board_ctl.core.remoteplay import RemotePlay
 from board_ctl.core.rules import Action, AddTime, Clear, End, Finding, Record
 from board_ctl.core.rules.endings import GAME_END_HOLD_US
 from board_ctl.core.sensing import Sensing
-from board_ctl.core.timebase import seconds, to_us
+from board_ctl.core.timebase import MAX_SECONDS, US_PER_S, seconds, to_us
 from board_ctl.core.turn import Match
 from board_ctl.core.timers import MAX_FIRINGS, Timer, TimerStall, fire_due  # noqa: F401
 
@@ -49,10 +49,14 @@ class Referee(Sensing, Completion, RemotePlay):
     def feed(self, event: ev.Event) -> list[Effect]:
         """The effects of one event. Its time is taken in whole microseconds; one the core
         cannot represent raises TimeRangeError (a ValueError) before anything changes."""
-        t = to_us(event.t)
+        seconds_ = event.t
+        # (to_us, its common case inline: a number of seconds in range)
+        t = (round(seconds_ * US_PER_S) if type(seconds_) is float and -MAX_SECONDS <= seconds_
+             <= MAX_SECONDS else to_us(seconds_))
         if t < self._now:
             t = self._now  # (time never runs back inside the core)
-        if self.out.dirty:  # (only before the first feed: the opening frame at t = 0)
+        out = self.out
+        if out.dirty:  # (only before the first feed: the opening frame at t = 0)
             self._frame()
         self._advance(t)
         kind = type(event)
@@ -63,7 +67,9 @@ class Referee(Sensing, Completion, RemotePlay):
                 self._handle(event, t)
         elif kind in ev.ARBITER_EVENTS:  # a result corrected
             self._handle(event, t)
-        return self._drain()
+        if out.unframed:
+            self._frame()
+        return out.drain()
 
     def finish(self, t: float | None = None) -> list[Effect]:
         """The log ended (or the service stops): a move left on the board is complete."""
@@ -172,7 +178,7 @@ class Referee(Sensing, Completion, RemotePlay):
         """Fire, in time order, every timer due by t (us, compared exactly)."""
         debouncer = self.debouncer
         while self._only_debounce_armed(t):  # the common case, made cheap
-            deadline = debouncer.next_deadline()
+            deadline = debouncer.deadline
             if deadline is None or deadline > t:
                 if t > self._now:
                     self._now = t

@@ -8,7 +8,7 @@ released (FIDE 4.7), and the promotion selector's settings. Times are whole micr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import chess
 
@@ -55,27 +55,32 @@ class Match:
         return f"Match([{moves}], since={self.since}, left_at={self.left_at})"
 
 
-@dataclass(slots=True)
 class Turn:
-    """What happened on the board since the last completed move."""
+    """What happened on the board since the last completed move. (A plain slotted class:
+    one is made for every ply.)"""
 
-    position: Position
-    started: int
-    touched: list[tuple[int, chess.Square]] = field(default_factory=list)
-    events_on: dict[chess.Square, RawEvents] = field(default_factory=dict)
-    lifted_raw: set[chess.Square] = field(default_factory=set)  # raw state: lifted, not back
-    match: Match | None = None
-    seen: list[Match] = field(default_factory=list)  # the opponent may answer any of them
-    released: list[Match] = field(default_factory=list)  # legal placements left after 4.7
-    must_move: chess.Square | None = None  # after an illegal move: 7.5.1 with 4.3
-    ambiguous: Match | None = None  # a completed capture whose square is unknown
-    waiting_reply: bool = False  # the opponent may be answering an unseen capture
-    replies: dict[chess.Move, Position] = field(default_factory=dict)
-    # The promotion selector's settings, (time, piece): each belongs to the move of the
-    # side that set it; the latest before the move was completed counts.
-    selections: list[tuple[int, chess.PieceType]] = field(default_factory=list)
-    made: Shape | None = None  # a move made with other squares differing (7.4)
-    knocked: chess.Bitboard = 0  # pieces found displaced beside a move made: no touches
+    __slots__ = ("position", "started", "touched", "events_on", "lifted_raw", "match", "seen",
+                 "released", "must_move", "ambiguous", "waiting_reply", "replies",
+                 "selections", "made", "knocked")
+
+    def __init__(self, position: Position, started: int) -> None:
+        self.position = position
+        self.started = started
+        self.touched: list[tuple[int, chess.Square]] = []
+        self.events_on: dict[chess.Square, RawEvents] = {}
+        self.lifted_raw: set[chess.Square] = set()  # raw state: lifted, not back
+        self.match: Match | None = None
+        self.seen: list[Match] = []  # the opponent may answer any of them
+        self.released: list[Match] = []  # legal placements left after 4.7
+        self.must_move: chess.Square | None = None  # after an illegal move: 7.5.1 with 4.3
+        self.ambiguous: Match | None = None  # a completed capture whose square is unknown
+        self.waiting_reply = False  # the opponent may be answering an unseen capture
+        self.replies: dict[chess.Move, Position] = {}
+        # The promotion selector's settings, (time, piece): each belongs to the move of the
+        # side that set it; the latest before the move was completed counts.
+        self.selections: list[tuple[int, chess.PieceType]] = []
+        self.made: Shape | None = None  # a move made with other squares differing (7.4)
+        self.knocked: chess.Bitboard = 0  # pieces found displaced beside a move made: no touches
 
     @property
     def board(self) -> chess.Board:

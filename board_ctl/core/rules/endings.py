@@ -29,67 +29,6 @@ TERMINATIONS = {
 }
 
 
-class Endings:
-    def __init__(self, auto_claimable_draws: bool = False) -> None:
-        self.auto_claimable_draws = auto_claimable_draws
-
-    def after_move(self, position: Position, made: Shape | None = None,
-                   goes_on: bool = False) -> tuple[str, str] | None:
-        """(result, termination) if the position ends the game, else None: python-chess's
-        `outcome()`, in its order, answered from the position's legal moves (generated once
-        for the turn anyway), with the material looked at only after the move `made`
-        changed it (a capture, a promotion) and the repetition scan only where one is
-        possible (each repetition takes at least four reversible plies). `goes_on`: the
-        move was found not to end the game by mate, stalemate or material (`cannot_end`,
-        before it was made): only the repetitions and the move count are left to see."""
-        board = position.board
-        if not goes_on:
-            has_moves = position.has_moves
-            if not has_moves and board.is_check():
-                return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
-            if (made is None or made.captured is not None or made.move.promotion) \
-                    and board.is_insufficient_material():
-                return "1/2-1/2", "insufficient-material"
-            if not has_moves:
-                return "1/2-1/2", "stalemate"
-        clock = board.halfmove_clock
-        if clock >= 150:
-            return "1/2-1/2", "seventy-five-moves"
-        if clock >= 16 and board.is_repetition(5):
-            return "1/2-1/2", "fivefold-repetition"
-        if self.auto_claimable_draws:
-            if clock >= 8 and board.is_repetition(3):
-                return "1/2-1/2", "threefold-repetition"
-            if clock >= 100:
-                return "1/2-1/2", "fifty-moves"
-        return None
-
-    @staticmethod
-    def ends_game(after: Position) -> bool:
-        """Whether the position after a move is mate, stalemate or a dead position."""
-        return not after.has_moves or after.board.is_insufficient_material()
-
-    @staticmethod
-    def cannot_end(board: chess.Board, move: chess.Move) -> bool:
-        """A cheap, sure "no" to whether the legal `move` ends the game (`ends_game`),
-        read from bitboards without making it: see `cannot_end`."""
-        return cannot_end(board, move)
-
-    @staticmethod
-    def win_for(board: chess.Board, winner: chess.Color) -> str:
-        """Win for `winner`, or a draw when `winner` could not mate by any series (5.1.2, 6.9)."""
-        if board.has_insufficient_material(winner):
-            return "1/2-1/2"
-        return "1-0" if winner == chess.WHITE else "0-1"
-
-    @staticmethod
-    def flag(board: chess.Board, side: chess.Color) -> list[Action]:
-        """`side`'s flag fell: the alert, and the result."""
-        king = board.king(side)
-        return [Finding("flag", side, (king,) if king is not None else (),
-                        f"{NAMES[side]}'s time ran out"), End(*flag_result(board, side))]
-
-
 # The squares on a line (rank, file, diagonal) through each square: where a piece may be
 # pinned to a king standing there.
 def _aligned(king: chess.Square) -> chess.Bitboard:
@@ -178,3 +117,62 @@ def cannot_end(board: chess.Board, move: chess.Move) -> bool:
         if not attacked(square, without_king):
             return True
     return False
+
+
+class Endings:
+    def __init__(self, auto_claimable_draws: bool = False) -> None:
+        self.auto_claimable_draws = auto_claimable_draws
+
+    def after_move(self, position: Position, made: Shape | None = None,
+                   goes_on: bool = False) -> tuple[str, str] | None:
+        """(result, termination) if the position ends the game, else None: python-chess's
+        `outcome()`, in its order, answered from the position's legal moves (generated once
+        for the turn anyway), with the material looked at only after the move `made`
+        changed it (a capture, a promotion) and the repetition scan only where one is
+        possible (each repetition takes at least four reversible plies). `goes_on`: the
+        move was found not to end the game by mate, stalemate or material (`cannot_end`,
+        before it was made): only the repetitions and the move count are left to see."""
+        board = position.board
+        if not goes_on:
+            has_moves = position.has_moves
+            if not has_moves and board.is_check():
+                return ("0-1" if board.turn == chess.WHITE else "1-0"), "checkmate"
+            if (made is None or made.captured is not None or made.move.promotion) \
+                    and board.is_insufficient_material():
+                return "1/2-1/2", "insufficient-material"
+            if not has_moves:
+                return "1/2-1/2", "stalemate"
+        clock = board.halfmove_clock
+        if clock >= 150:
+            return "1/2-1/2", "seventy-five-moves"
+        if clock >= 16 and board.is_repetition(5):
+            return "1/2-1/2", "fivefold-repetition"
+        if self.auto_claimable_draws:
+            if clock >= 8 and board.is_repetition(3):
+                return "1/2-1/2", "threefold-repetition"
+            if clock >= 100:
+                return "1/2-1/2", "fifty-moves"
+        return None
+
+    @staticmethod
+    def ends_game(after: Position) -> bool:
+        """Whether the position after a move is mate, stalemate or a dead position."""
+        return not after.has_moves or after.board.is_insufficient_material()
+
+    # A cheap, sure "no" to whether the legal `move` ends the game (`ends_game`), read
+    # from bitboards without making it (the module's function, called directly).
+    cannot_end = staticmethod(cannot_end)
+
+    @staticmethod
+    def win_for(board: chess.Board, winner: chess.Color) -> str:
+        """Win for `winner`, or a draw when `winner` could not mate by any series (5.1.2, 6.9)."""
+        if board.has_insufficient_material(winner):
+            return "1/2-1/2"
+        return "1-0" if winner == chess.WHITE else "0-1"
+
+    @staticmethod
+    def flag(board: chess.Board, side: chess.Color) -> list[Action]:
+        """`side`'s flag fell: the alert, and the result."""
+        king = board.king(side)
+        return [Finding("flag", side, (king,) if king is not None else (),
+                        f"{NAMES[side]}'s time ran out"), End(*flag_result(board, side))]

@@ -49,10 +49,14 @@ class TouchMove:
         mover = board.turn
         moved = shape.moved_from | (chess.BB_SQUARES[shape.captured]
                                     if shape.captured is not None else 0)
-        only_the_move = must_move is None and all(
-            moved & chess.BB_SQUARES[sq] for _, sq in touched)
-        if only_the_move and not board.is_castling(shape.move):
-            return None  # only the pieces of the move itself were touched: the common case
+        if must_move is None and shape.moved_from == chess.BB_SQUARES[shape.move.from_square]:
+            # (not castling, which moves the rook too) The common case: only the pieces
+            # of the move itself were touched.
+            for _, sq in touched:
+                if not moved & chess.BB_SQUARES[sq]:
+                    break
+            else:
+                return None
         ordered = sorted(touched)
         own = [(when, sq) for when, sq in ordered
                if board.color_at(sq) == mover and position.movable(sq)]
