@@ -93,14 +93,9 @@ class ChessClock:
         self._run_since_ms: int | None = None  # None while paused or not started
         self._now_ms: int | None = None  # the latest time this clock was given
         self._external = False  # an external clock's readings set the times (set_times)
-        self._tc_timed = self.tc.is_timed  # (asked for every event: kept)
-
-    # ------------------------------------------------------------------ state queries
-
-    @property
-    def timed(self) -> bool:
-        """A clock can run out: a timed control, or times an external clock reported."""
-        return self._tc_timed or self._external
+        # A clock can run out: a timed control, or times an external clock reported. (An
+        # attribute, kept with `_external`: it is asked for every event.)
+        self.timed = self.tc.is_timed
 
     @property
     def turn(self) -> chess.Color | None:
@@ -187,7 +182,7 @@ class ChessClock:
             return None
         used = self._turn_used_at(t_ms)
         self._moves[side] += 1
-        timed = self._tc_timed or self._external  # (self.timed, once)
+        timed = self.timed
         if timed:
             self._remaining_ms[side] = self._after_turn(side, used)
         self._turn = not side
@@ -216,7 +211,7 @@ class ChessClock:
         reported (validated by :class:`ExternalClock`). The turn goes on from there, its
         time used so far (``[%emt]``) unchanged. Makes an untimed clock timed."""
         t_ms = self._advance(t)
-        self._external = True
+        self._external = self.timed = True
         wanted = {chess.WHITE: to_ms(white), chess.BLACK: to_ms(black)}
         runner = self._turn if self.running else None
         used = self._turn_used_at(t_ms)
@@ -295,6 +290,7 @@ class ChessClock:
             clock._run_since_ms = _optional_whole(data["run_since_ms"])
             clock._now_ms = _optional_whole(data["now_ms"])
             clock._external = _flag(data.get("external", False))
+            clock.timed = clock.tc.is_timed or clock._external
         except KeyError as exc:
             raise ClockError(f"clock snapshot lacks {exc.args[0]!r}") from None
         except (TypeError, TimeControlError) as exc:
@@ -348,7 +344,7 @@ class ChessClock:
 
     def flag_time_ms(self) -> int | None:
         """:meth:`flag_time` in whole milliseconds, as kept (for integer deadlines)."""
-        if not (self._tc_timed or self._external) or self._run_since_ms is None:
+        if not self.timed or self._run_since_ms is None:
             return None  # (untimed, not started, or paused)
         side = self._turn
         assert side is not None

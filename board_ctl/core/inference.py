@@ -181,9 +181,10 @@ def burst_start(turn: Turn, square: chess.Square | None, t: int, settle: int) ->
     included (`t` itself when no change is being settled)."""
     if square is None:
         return t
-    times = [w for w, _ in turn.events_on.get(square, ()) if w <= t]
     start = t
-    for when in reversed(times):
+    for when, _ in reversed(turn.events_on.get(square, ())):  # (times ascend)
+        if when > t:
+            continue
         if start - when > settle:
             break
         start = when
@@ -380,7 +381,8 @@ def explain(turn: Turn, ctx: Context) -> Reading:
     answering = bool(ctx.leaving & position.board.occupied_co[not position.board.turn]
                      and any(placed(turn, m) for m in turn.seen))
     if occupied == position.occupied:
-        leave_match(turn, ctx)
+        if turn.match is not None:
+            leave_match(turn, ctx)
         begun = promotion_placed_first(turn, ctx)
         if begun is not None:
             return Reading(True, answer=begun)
@@ -403,8 +405,10 @@ def explain(turn: Turn, ctx: Context) -> Reading:
                 found = answer(turn, ctx)
                 if isinstance(found, Answer):
                     return Reading(True, answer=found)
-            again = next((m for m in turn.seen if m.key == key), None)
-            turn.seen = [m for m in turn.seen if m.key != key]
+            again = None
+            if turn.seen:
+                again = next((m for m in turn.seen if m.key == key), None)
+                turn.seen = [m for m in turn.seen if m.key != key]
             if again is not None and again in turn.released and not full[0].move.promotion:
                 # Back where it was released: the move stood all along, and what
                 # happened in between was the opponent's (a touch of that piece).
@@ -413,9 +417,11 @@ def explain(turn: Turn, ctx: Context) -> Reading:
                 turn.match = Match(full, ctx.t)
             turn.seen.append(turn.match)
         return AGREES
-    leave_match(turn, ctx)
-    if (position.partial(occupied) and not reply_complete(turn, occupied)
-            and not arrived_and_answered(turn, occupied)):
+    if turn.match is not None:
+        leave_match(turn, ctx)
+    # (with no move seen, no reply can be complete, nor a move arrived and answered)
+    if position.partial(occupied) and (not turn.seen or (
+            not reply_complete(turn, occupied) and not arrived_and_answered(turn, occupied))):
         return EXPLAINED  # the mover's move under way
     if turn.seen:
         found = answer(turn, ctx)

@@ -31,7 +31,8 @@ class Position:
         """`like`: the same position, already worked on (a reply read on a copy)."""
         self.board = board
         self.occupied = board.occupied
-        self._by_move: dict[chess.Move, Shape] = {}
+        # By (from, to, promotion) as one int: a Move's own hash is a Python-level call.
+        self._by_move: dict[int, Shape] = {}
         self._full: dict[Key, list[Shape]] = {}
         self._from: dict[chess.Square, list[chess.Move]] = {}
         self._to: dict[chess.Square, list[chess.Move]] = {}
@@ -69,9 +70,10 @@ class Position:
 
     def shape(self, move: chess.Move) -> Shape:
         """The shape of a legal move of this position."""
-        shape = self._by_move.get(move)
+        key = move.from_square | move.to_square << 6 | (move.promotion or 0) << 12
+        shape = self._by_move.get(key)
         if shape is None:
-            shape = self._by_move[move] = shape_of(self.board, move)
+            shape = self._by_move[key] = shape_of(self.board, move)
         return shape
 
     @property
@@ -83,12 +85,14 @@ class Position:
 
     def full(self, occupied: chess.Bitboard) -> list[Shape]:
         """The legal moves after which the board is occupied exactly so."""
-        key = (self.occupied & ~occupied, occupied & ~self.occupied)
+        mine = self.occupied
+        vacated, filled = mine & ~occupied, occupied & ~mine
+        key = (vacated, filled)
         found = self._full.get(key)
         if found is None:
             found = self._full[key] = [
-                shape for shape in map(self.shape, self._moves_for(*key))
-                if shape.vacated == key[0] and shape.filled == key[1]
+                shape for shape in map(self.shape, self._moves_for(vacated, filled))
+                if shape.vacated == vacated and shape.filled == filled
             ]
         return found
 
@@ -127,7 +131,8 @@ class Position:
         own = board.occupied_co[board.turn]
         if not filled and emptied & own == emptied and emptied.bit_count() == 1:
             if not emptied & board.rooks:  # the common case: one own piece in hand
-                return self.movable(chess.lsb(emptied))
+                found = self._from.get(chess.lsb(emptied))  # (self.movable)
+                return bool(found if found is not None else self._moves_of(chess.lsb(emptied)))
         if filled and emptied & ~own and board.ep_square is None:
             return False  # a piece put down and a victim lifted: only en passant does both
         # Moves of the lifted pieces; captures of lifted victims; a promotion's new piece

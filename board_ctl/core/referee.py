@@ -184,9 +184,12 @@ class Referee(Sensing, Completion, RemotePlay):
                     self._now = t
                 return
             self.firings += 1
-            self._at(deadline)
-            self._settle_due(deadline)  # (and look again: it may arm another timer)
-            self._frame(deadline)
+            if deadline > self._now:  # (self._at)
+                self._now = deadline
+            for change in debouncer.advance(deadline):  # (and look again: it may arm
+                self._settled(change)  # another timer)
+            if self.out.unframed:
+                self._frame(deadline)
         # What a timer changed shows from its own time: the live service, whose ticks fire
         # it between events, and a replay, which fires it at the next event, then send the
         # same frames with the same times.
@@ -212,6 +215,8 @@ class Referee(Sensing, Completion, RemotePlay):
             if match.ends_game is not None or not self._goes_on(match):
                 return False  # (a mating or drawing placement's hold is up)
             match.ends_game = False  # (the move surely leaves a game going on: no hold)
+        if not self.game_clock.lever.timed:
+            return True  # (no flag can fall)
         flag = self.game_clock.flag_deadline()
         return flag is None or flag > t
 

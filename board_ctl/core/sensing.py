@@ -61,36 +61,41 @@ class Sensing(GameState):
     def _settled(self, change: SettledChange) -> None:
         if self.result is not None:
             return
-        bit = chess.BB_SQUARES[change.square]
-        self.sensed = self.sensed | bit if change.occupied else self.sensed & ~bit
+        t, square, occupied = change
+        bit = chess.BB_SQUARES[square]
+        sensed = self.sensed = self.sensed | bit if occupied else self.sensed & ~bit
         if self.faulty & bit:
             return  # (a change pending when the sensor was found faulty: not believed)
-        failing = self.health.settled(change.t, change.square)
+        failing = self.health.settled(t, square)
         if failing is not None:
-            self._sensor_fault(change.t, change.square, failing)
-            self._explain(change.t)
+            self._sensor_fault(t, square, failing)
+            self._explain(t)
             return
-        self.occupied = self._read() if self.faulty else self.sensed
-        if self._remote_on or self.out.restoring:
+        self.occupied = self._read() if self.faulty else sensed
+        remote_on, out = self._remote_on, self.out
+        if remote_on or out.alerts and out.restoring:
             # (a frame is a function of the game state, the alerts and, only while the
             # board is being restored or a remote side's move made, of the occupancy)
-            self.out.dirty = True
-        if self._remote_on and self._remote_settled(change.t):
+            out.dirty = True
+        if remote_on and self._remote_settled(t):
             return
-        if not change.occupied and self.turn.position.occupied & bit:
-            self.turn.touch(change.t, change.square)
-        self._changing = change.square
+        turn = self.turn
+        if not occupied and turn.position.occupied & bit:
+            turn.touch(t, square)
+        self._changing = square
         try:
-            self._explain(change.t)
+            self._explain(t)
         finally:
             self._changing = None
-        if self._remote_on:
-            self._remote_observe(change.t)  # (without a clock, a released move completes)
-        match = self.turn.match
-        if (self.press.decision is not None and self.result is None and match is not None
-                and self.turn.ambiguous is None and infer.placed(self.turn, match)
-                and not match.promoting):  # (a promotion's selector may yet come)
-            self._complete_match(change.t)  # the press waited for this: the piece has landed
+        if remote_on:
+            self._remote_observe(t)  # (without a clock, a released move completes)
+        if self.press.decision is not None:
+            turn = self.turn
+            match = turn.match
+            if (self.result is None and match is not None and turn.ambiguous is None
+                    and infer.placed(turn, match)
+                    and not match.promoting):  # (a promotion's selector may yet come)
+                self._complete_match(t)  # the press waited for this: the piece has landed
 
     def _snapshot(self, t: int, occupied: chess.Bitboard) -> None:
         """A full scan, after a reconnection: the board as it is, all at once, no touches."""
@@ -141,8 +146,10 @@ class Sensing(GameState):
         return infer.read_faulty(self.turn, self.sensed, self.faulty, deciding)
 
     def _context(self, t: int) -> Context:
-        return Context(t, self.occupied, self.debouncer.settle, self._clock_in_use,
-                       self.press.at is not None, self.debouncer.lifting, self._changing)
+        debouncer = self.debouncer
+        return Context(t, self.occupied, debouncer.settle, self._clock_in_use,
+                       self.press.at is not None, debouncer.settled & ~debouncer.raw,
+                       self._changing)
 
     def _explain(self, t: int) -> None:
         if self._remote_on and self.remote.busy(self.board):
@@ -150,16 +157,16 @@ class Sensing(GameState):
             return
         turn = self.turn
         was_ambiguous = turn.ambiguous
-        reading = infer.explain(turn, self._context(t))
+        explained, agrees, answer, then_explained = infer.explain(turn, self._context(t))
         if turn.ambiguous is not was_ambiguous:
             self.out.dirty = True  # (the candidates blink)
-        if reading.agrees:
+        if agrees:
             self._after_outage = False  # the board and the game agree again
-        if reading.answer is not None:
-            self._reply_begun(reading.answer, t)
-            if reading.then_explained:
+        if answer is not None:
+            self._reply_begun(answer, t)
+            if then_explained:
                 self._explained(t)
-        elif reading.explained:
+        elif explained:
             self._explained(t)
         else:
             self._unexplained(t)

@@ -44,8 +44,12 @@ class SensorHealth:
     def toggled(self, t: int, square: chess.Square) -> str | None:
         """A raw toggle: the reason the sensor is failing, or None."""
         stretch = self._stretch.get(square)
-        if stretch is None or t - stretch[1] >= self.settle:  # it had held still: anew
+        if stretch is None:
             self._stretch[square] = [t, t, 1]
+            return None
+        if t - stretch[1] >= self.settle:  # it had held still: anew
+            stretch[0] = stretch[1] = t
+            stretch[2] = 1
             return None
         stretch[1] = t
         stretch[2] += 1
@@ -57,7 +61,9 @@ class SensorHealth:
 
     def settled(self, t: int, square: chess.Square) -> str | None:
         """A settled change: the reason the sensor is failing, or None."""
-        times = self._settled.setdefault(square, deque())
+        times = self._settled.get(square)
+        if times is None:
+            times = self._settled[square] = deque()
         times.append(t)
         while times[0] < t - self.window:
             times.popleft()
