@@ -311,10 +311,11 @@ class ChessClock:
     def _advance(self, t: float) -> int:
         """Move ``now`` to ``t``, first recording a flag that fell on the way."""
         t_ms = self._check_time(t)
-        pending = self.flag_time_ms()
-        if self._turn is not None and pending is not None and pending <= t_ms:
-            if self._fell_at_ms[self._turn] is None:
-                self._fell_at_ms[self._turn] = pending
+        if self.timed:  # (untimed, no flag falls)
+            pending = self.flag_time_ms()
+            if self._turn is not None and pending is not None and pending <= t_ms:
+                if self._fell_at_ms[self._turn] is None:
+                    self._fell_at_ms[self._turn] = pending
         self._now_ms = t_ms
         return t_ms
 

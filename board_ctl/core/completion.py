@@ -108,12 +108,15 @@ class Completion(GameState):
     def _switch_clock(self, mover: chess.Color, t: int) -> Switched:
         """The clock goes over for the move just completed (at the press, or where no
         press, when the move stood); an external clock's times are checked."""
-        press = self.press
-        at = max(press.at if press.at is not None else t, self.game_clock.now)
+        press, game_clock = self.press, self.game_clock
+        at = press.at if press.at is not None else t
+        now_ms = game_clock.lever.now_ms  # (game_clock.now, inline)
+        if now_ms is not None and now_ms * 1000 > at:
+            at = now_ms * 1000
         reported, press.reported = press.reported, None
         if reported is not None and reported[0] != press.at:
             reported = None  # (another press's)
-        switched = self.game_clock.switch(mover, at, reported)
+        switched = game_clock.switch(mover, at, reported)
         when = reported[0] if reported is not None else at
         if switched.fault is not None and "clock-fault" not in self.out.alerts:
             self.out.raise_(when, switched.fault)
@@ -184,25 +187,25 @@ class Completion(GameState):
                 return
 
     def _push(self, shape: Shape, t: int) -> None:
-        board, old = self.board, self.turn
+        board, old, out, press, move = self.board, self.turn, self.out, self.press, shape.move
         mover = board.turn
         self._from_scan = False
-        if self.out.alerts:
+        if out.alerts:
             for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
-                self.out.clear(t, code)  # the previous move's irregularities are settled
+                out.clear(t, code)  # the previous move's irregularities are settled
         touched = old.touched
         if old.knocked:
             touched = [(when, sq) for when, sq in touched
                        if not old.knocked & chess.BB_SQUARES[sq]]
         finding = self.touch_move.check(old.position, touched, old.must_move, shape)
         if finding is not None:
-            self.out.raise_(t, finding)
+            out.raise_(t, finding)
         if old.released:  # (none released: no move changed)
             finding = self.move_changed.check(board, old.released, shape)
             if finding is not None:
-                self.out.raise_(t, finding)
+                out.raise_(t, finding)
         # (the position after it, if read already)
-        reply = old.replies.get(shape.move) if old.replies else None
+        reply = old.replies.get(move) if old.replies else None
         # Without it, a cheap look before the move spares generating the moves after it
         # (taken already if the game-end hold looked at this move).
         goes_on = False
@@ -212,33 +215,34 @@ class Completion(GameState):
                     goes_on = True
                     break
             else:
-                goes_on = self.endings.cannot_end(board, shape.move)
-        san = board.san_and_push(shape.move)
-        switched, self.press.switched = self.press.switched, None
+                goes_on = self.endings.cannot_end(board, move)
+        san = board.san_and_push(move)
+        switched, press.switched = press.switched, None
         if switched is None:
             switched = self._switch_clock(mover, t)
-        self.press.at = None
+        press.at = None
         remaining, elapsed = switched.result if switched.result is not None else (None, None)
-        self.out.add(MoveMade(seconds(t), len(board.move_stack), shape.move, san, remaining,
-                              elapsed))
-        offer = self.draws.moved(mover)
-        if offer is not None:
-            self.out.note(*offer)
-        self.press.decision = None
+        plies = len(board.move_stack)
+        out.effects.append(MoveMade(seconds(t), plies, move, san, remaining, elapsed))
+        draws = self.draws
+        if draws.offer is not None or draws.offer_pending is not None:  # (else no offer)
+            offer = draws.moved(mover)
+            if offer is not None:
+                out.note(*offer)
+        press.decision = None
         # (the position a reply was read in is this one: its work is kept)
-        self.turn = Turn(Position(board, like=reply), t)
+        turn = self.turn = Turn(Position(board, like=reply), t)
         if self.faulty:
             self.occupied = self._read()
-        if self.draws.claim_pending is not None:
+        if draws.claim_pending is not None:
             self._judge_pending_claim(t, mover)
             if self.result is not None:
                 return
-        if old.selections and not shape.move.promotion:
+        if old.selections and not move.promotion:
             # Set after this move stood on the board: the opponent's choice, made early.
-            self.turn.selections = [(when, p) for when, p in old.selections if when > t]
+            turn.selections = [(when, p) for when, p in old.selections if when > t]
         # (the material is looked at after the game's first move, then when it changes)
-        ended = self.endings.after_move(self.turn.position,
-                                        shape if len(board.move_stack) > 1 else None, goes_on)
+        ended = self.endings.after_move(turn.position, shape if plies > 1 else None, goes_on)
         if ended is not None:
             self._game_over(t, *ended)
 

@@ -66,8 +66,8 @@ class GameClock:
         """`mover`'s move completed, the clock going over at `at`; `reported`: the time
         of the press and the times an external clock showed after it, if any. Its times
         replace what the lever clock computed when they are plausible."""
-        at_s = seconds(at)  # (the lever clock takes seconds and keeps whole ms: exact)
-        lever = self.lever
+        at_s = at / 1_000_000  # (seconds(at): the lever clock takes seconds and keeps
+        lever = self.lever  # whole ms, exact)
         pressed = lever.press(mover, at_s)
         if pressed is None or reported is None:
             return Switched(pressed)

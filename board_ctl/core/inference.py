@@ -205,12 +205,15 @@ def lines(turn: Turn) -> list[Match]:
         return [turn.ambiguous]
     if len(turn.seen) < 2:
         return list(turn.seen)  # (one move shown, or none: nothing to order)
-    seen = turn.seen[::-1]
-    shown = [m for m in seen if placed(turn, m)]
+    shown: list[Match] = []
+    unshown: list[Match] = []
+    for m in reversed(turn.seen):
+        (shown if placed(turn, m) else unshown).append(m)
     # A placement that stood (released) outweighs one that flashed by in a slide.
     released = [m for m in shown if m in turn.released or m is turn.match]
-    return released + [m for m in shown if m not in released] + [
-        m for m in seen if m not in shown]
+    if released:
+        shown = released + [m for m in shown if m not in released]
+    return shown + unshown
 
 
 def answers(turn: Turn, line: Shape, occupied: chess.Bitboard) -> bool:

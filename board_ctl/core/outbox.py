@@ -66,11 +66,12 @@ class Outbox:
         is skipped while that signature is unchanged. `quiet`: the side to move, when the
         caller knows the view lights nothing (no alert, result, candidate, must-move, faulty
         sensor or remote side): the frame is then built without the view."""
-        if not self.unframed:
-            return
+        effects = self.effects
+        if not self.dirty and len(effects) == self._framed:
+            return  # (nothing new: self.unframed, inline)
         self.dirty = False
-        new = self.effects[self._framed:]
-        self._framed = len(self.effects)
+        new = effects[self._framed:]
+        self._framed = len(effects)
         sound = False
         for effect in new:  # (a loop, not any() over a generator: most frames have none)
             if isinstance(effect, (Alert, GameOver)):
@@ -79,19 +80,26 @@ class Outbox:
         alerts = self.alerts
         shown: tuple[tuple[str, tuple[chess.Square, ...]], ...] = tuple(
             (a.code, a.squares) for a in alerts.values()) if alerts else ()
-        signature = (state, shown, boards if self.restoring else None, sound)
-        if signature != self._signature:
-            self._signature = signature
-            if quiet is not None and not self.alerts:
-                frame = nothing_lit(seconds(t), quiet, new)
-            else:
-                frame = led_frame(seconds(t), view(), new)
-            last = self._last_frame
-            if last is None or (frame.squares, frame.status, frame.guidance, frame.buzzer) != (
-                    last.squares, last.status, last.guidance, last.buzzer):
-                self.effects.append(frame)
-                self._framed = len(self.effects)
-                self._last_frame = frame
+        signature = (state, shown, boards if alerts and self.restoring else None, sound)
+        if signature == self._signature:
+            return
+        self._signature = signature
+        last = self._last_frame
+        if quiet is not None and not alerts:
+            frame = nothing_lit(seconds(t), quiet, new if sound else ())
+            if (last is not None and not last.squares and not last.guidance
+                    and frame.buzzer == last.buzzer
+                    and (frame.status is last.status or frame.status == last.status)):
+                return  # (the same as the last frame: compared without tuples)
+        else:
+            frame = led_frame(seconds(t), view(), new)
+            if last is not None and (frame.squares, frame.status, frame.guidance,
+                                     frame.buzzer) == (last.squares, last.status,
+                                                       last.guidance, last.buzzer):
+                return
+        effects.append(frame)
+        self._framed = len(effects)
+        self._last_frame = frame
 
     def drain(self) -> list[Effect]:
         """The effects since the last drain, frames included."""

@@ -327,18 +327,18 @@ class Referee(Sensing, Completion, RemotePlay):
 
     def _frame(self, _when: int | None = None) -> None:
         """A LED frame at `now` if what the LEDs show changed since the last one."""
-        if not self.out.unframed:
+        out = self.out
+        if not out.unframed:
             return  # nothing new since the last frame: the common case, made cheap
-        turn, board = self.turn, self.board
-        state = (len(board.move_stack), self.result,
-                 turn.ambiguous is not None and turn.ambiguous.key, turn.must_move, self.faulty,
-                 self._remote_on and self.remote.signature(board, self.occupied))
+        turn, board, result, remote_on = self.turn, self.board, self.result, self._remote_on
+        ambiguous, must_move, faulty = turn.ambiguous, turn.must_move, self.faulty
+        state = (len(board.move_stack), result, ambiguous is not None and ambiguous.key,
+                 must_move, faulty, remote_on and self.remote.signature(board, self.occupied))
         # (what `led_view` would light: nothing, most of a game; the outbox checks alerts)
-        quiet = (board.turn if self.result is None and turn.ambiguous is None
-                 and turn.must_move is None and not self.faulty and not self._remote_on
-                 else None)
-        self.out.frame(self._now, state, (self.occupied, turn.position.occupied),
-                       self.led_view, quiet)
+        quiet = (board.turn if result is None and ambiguous is None and must_move is None
+                 and not faulty and not remote_on else None)
+        out.frame(self._now, state, (self.occupied, turn.position.occupied), self.led_view,
+                  quiet)
 
     def _drain(self) -> list[Effect]:
         if self.out.unframed:  # (the common case, nothing new, without a call)

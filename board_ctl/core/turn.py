@@ -14,7 +14,6 @@ import chess
 
 from board_ctl.core.position import Key, Position
 from board_ctl.core.shapes import Shape
-from board_ctl.core.squares import squares
 from board_ctl.core.timebase import FOREVER
 
 RawEvents = list[tuple[int, bool]]  # (time, placed) raw transitions of one square
@@ -134,14 +133,18 @@ class Turn:
             else:
                 kept[sq] = [e for e in seen if e[0] < cutoff]
                 later[sq] = [e for e in seen if e[0] >= cutoff]
-        carried = Carried(later, [(when, sq) for when, sq in self.touched if when >= cutoff],
-                          [(when, piece) for when, piece in self.selections if when >= cutoff])
-        self.touched = [(when, sq) for when, sq in self.touched if when < cutoff]
+        touched, their_touches = [], []
+        for touch in self.touched:
+            (touched if touch[0] < cutoff else their_touches).append(touch)
+        self.touched = touched
         self.events_on = kept
+        their_selections = []
         if self.selections:
+            their_selections = [(when, piece) for when, piece in self.selections
+                                if when >= cutoff]
             self.selections = [(when, piece) for when, piece in self.selections
                                if when < cutoff]
-        return carried
+        return Carried(later, their_touches, their_selections)
 
     def adopt(self, carried: Carried, lifted: chess.Bitboard, t: int, settle: int) -> None:
         """Take over what the opponent did since his reply began (from `split_at` of the
@@ -154,10 +157,12 @@ class Turn:
             lift = first_real_lift(seen, settle)
             if lift is not None:
                 first.setdefault(sq, lift)
-        for sq in squares(lifted):
-            first.setdefault(sq, (events.get(sq) or [(t, False)])[0][0])
-        self.touched = sorted((when, sq) for sq, when in first.items()
-                              if self.position.occupied & chess.BB_SQUARES[sq])
+        for sq in chess.scan_forward(lifted):
+            if sq not in first:
+                seen = events.get(sq)
+                first[sq] = seen[0][0] if seen else t
+        occupied, bb = self.position.occupied, chess.BB_SQUARES
+        self.touched = sorted([(when, sq) for sq, when in first.items() if occupied & bb[sq]])
         self.events_on.update(events)
         if carried.selections or self.selections:
             self.selections = sorted(carried.selections + self.selections)
