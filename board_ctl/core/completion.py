@@ -314,9 +314,14 @@ class Completion(GameState):
     def _goes_on(self, match: Match) -> bool:
         """Whichever of the match's moves is made, the game surely goes on (the cheap
         pre-check: most moves need no look at the position after them)."""
-        board, cannot_end = self.turn.board, self.endings.cannot_end
-        match.goes_on = all(cannot_end(board, shape.move) for shape in match.shapes)
-        return match.goes_on
+        board, cannot_end = self.turn.position.board, self.endings.cannot_end
+        goes_on = True
+        for shape in match.shapes:  # (a loop: most matches have one)
+            if not cannot_end(board, shape.move):
+                goes_on = False
+                break
+        match.goes_on = goes_on
+        return goes_on
 
     def _end_by_placement(self, when: int) -> None:
         """A mating or drawing move ends the game without a press (FIDE 6.2.1)."""

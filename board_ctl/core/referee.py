@@ -67,7 +67,7 @@ class Referee(Sensing, Completion, RemotePlay):
                 self._handle(event, t)
         elif kind in ev.ARBITER_EVENTS:  # a result corrected
             self._handle(event, t)
-        if out.unframed:
+        if out.dirty or out.effects:  # (else nothing new to frame: no call)
             self._frame()
         return out.drain()
 
@@ -188,7 +188,8 @@ class Referee(Sensing, Completion, RemotePlay):
                 self._now = deadline
             for change in debouncer.advance(deadline):  # (and look again: it may arm
                 self._settled(change)  # another timer)
-            if self.out.unframed:
+            out = self.out
+            if out.dirty or out.effects:  # (else nothing new to frame: no call)
                 self._frame(deadline)
         # What a timer changed shows from its own time: the live service, whose ticks fire
         # it between events, and a replay, which fires it at the next event, then send the

@@ -8,6 +8,8 @@ opponent cannot mate by any series of legal moves (6.9: a draw).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import chess
 
 from board_ctl.core.clock import flag_result
@@ -48,7 +50,8 @@ def cannot_end(board: chess.Board, move: chess.Move) -> bool:
     a knight that no line ties to his king can move; or his king has a square to go to).
     Read from bitboards, without making the move: a third of the cost of making it and
     asking python-chess (`ends_game`), for the game-end hold of almost every move. False
-    only means "look properly": castling, en passant and promotions (rare) always do."""
+    only means "look properly": castling, en passant and promotions (rare) always do.
+    (`board` is a legal position: the side not to move is not in check.)"""
     frm, to = move.from_square, move.to_square
     bb = chess.BB_SQUARES
     bb_from, bb_to = bb[frm], bb[to]
@@ -64,43 +67,23 @@ def cannot_end(board: chess.Board, move: chess.Move) -> bool:
         return False
     king = chess.lsb(king_bb)
     occupied = (board.occupied & ~bb_from) | bb_to
-    ours = occupied & ~theirs
-    # The mover's pieces by kind after the move: the moved one's kind gains its target.
-    keep = ~bb_from & ~bb_to
-    pawns, knights, bishops = board.pawns & keep, board.knights & keep, board.bishops & keep
-    rooks, queens, kings = board.rooks & keep, board.queens & keep, board.kings & keep
-    if board.pawns & bb_from:
-        pawns |= bb_to
-    elif board.knights & bb_from:
-        knights |= bb_to
-    elif board.bishops & bb_from:
-        bishops |= bb_to
-    elif board.rooks & bb_from:
-        rooks |= bb_to
-    elif board.queens & bb_from:
-        queens |= bb_to
+    aligned = _ALIGNED[king]
+    # In check after the move only if the moved piece attacks the king from its target,
+    # or its origin opened a line to the king: most moves do neither, and need no look
+    # at the mover's pieces (a pawn or knight off the king's lines checks it only from
+    # its own attack squares).
+    attacked = None
+    if (aligned & (bb_from | bb_to) or board.knights & bb_from
+            and chess.BB_KNIGHT_ATTACKS[to] & king_bb or board.pawns & bb_from
+            and chess.BB_PAWN_ATTACKS[mover][to] & king_bb):
+        attacked = _attacks_after(board, bb_from, bb_to, occupied & ~theirs)
+        in_check = attacked(king, occupied)
     else:
-        kings |= bb_to
-    pawns &= ours
-    knights &= ours
-    diagonal, straight, kings = (bishops | queens) & ours, (rooks | queens) & ours, kings & ours
-    pawn_attacks = chess.BB_PAWN_ATTACKS[not mover]
-
-    def attacked(square: chess.Square, occupied: chess.Bitboard) -> bool:
-        return bool(
-            pawn_attacks[square] & pawns
-            or chess.BB_KNIGHT_ATTACKS[square] & knights
-            or chess.BB_KING_ATTACKS[square] & kings
-            or chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
-            & diagonal
-            or (chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
-                | chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied])
-            & straight)
-
-    if not attacked(king, occupied):
+        in_check = False
+    if not in_check:
         # Not in check, a piece off every line through the king cannot be pinned: any
         # move it has is legal. (The opponent's pawns step away from the mover's side.)
-        free = theirs & ~_ALIGNED[king]
+        free = theirs & ~aligned
         pawns_free = board.pawns & free
         if mover == chess.BLACK:
             if (pawns_free << 8) & ~occupied & chess.BB_ALL:
@@ -110,6 +93,8 @@ def cannot_end(board: chess.Board, move: chess.Move) -> bool:
         for square in chess.scan_forward(board.knights & free):
             if chess.BB_KNIGHT_ATTACKS[square] & ~theirs:
                 return True
+    if attacked is None:
+        attacked = _attacks_after(board, bb_from, bb_to, occupied & ~theirs)
     # A king's step to a square nothing attacks is legal, in check or not (the attacks
     # read with the king lifted: a slider's line goes on through the square it leaves).
     without_king = occupied & ~king_bb
@@ -176,3 +161,42 @@ class Endings:
         king = board.king(side)
         return [Finding("flag", side, (king,) if king is not None else (),
                         f"{NAMES[side]}'s time ran out"), End(*flag_result(board, side))]
+
+
+def _attacks_after(board: chess.Board, bb_from: chess.Bitboard, bb_to: chess.Bitboard,
+                   ours: chess.Bitboard) -> Callable[[chess.Square, chess.Bitboard], bool]:
+    """Whether the mover attacks a square (given the occupancy) once his piece has moved
+    from `bb_from` to `bb_to`; `ours`: his pieces after the move."""
+    # The mover's pieces by kind after the move: the moved one's kind gains its target.
+    keep = ~bb_from & ~bb_to
+    pawns, knights, bishops = board.pawns & keep, board.knights & keep, board.bishops & keep
+    rooks, queens, kings = board.rooks & keep, board.queens & keep, board.kings & keep
+    if board.pawns & bb_from:
+        pawns |= bb_to
+    elif board.knights & bb_from:
+        knights |= bb_to
+    elif board.bishops & bb_from:
+        bishops |= bb_to
+    elif board.rooks & bb_from:
+        rooks |= bb_to
+    elif board.queens & bb_from:
+        queens |= bb_to
+    else:
+        kings |= bb_to
+    pawns &= ours
+    knights &= ours
+    diagonal, straight, kings = (bishops | queens) & ours, (rooks | queens) & ours, kings & ours
+    pawn_attacks = chess.BB_PAWN_ATTACKS[not board.turn]
+
+    def attacked(square: chess.Square, occupied: chess.Bitboard) -> bool:
+        return bool(
+            pawn_attacks[square] & pawns
+            or chess.BB_KNIGHT_ATTACKS[square] & knights
+            or chess.BB_KING_ATTACKS[square] & kings
+            or chess.BB_DIAG_ATTACKS[square][chess.BB_DIAG_MASKS[square] & occupied]
+            & diagonal
+            or (chess.BB_RANK_ATTACKS[square][chess.BB_RANK_MASKS[square] & occupied]
+                | chess.BB_FILE_ATTACKS[square][chess.BB_FILE_MASKS[square] & occupied])
+            & straight)
+
+    return attacked
