@@ -100,9 +100,12 @@ def capture_evidence(turn: Turn, origin: chess.Square, before: int = FOREVER
     and not put back, latest first. A touched enemy piece put back is neither.
     """
     events = turn.events_on
-    board = turn.board
-    lifted = max((w for w, placed in events.get(origin, []) if w < before and not placed),
-                 default=NEVER)
+    board = turn.position.board
+    lifted = NEVER  # (the origin's last lift before `before`: its times ascend)
+    for when, placed_ in reversed(events.get(origin, ())):
+        if when < before and not placed_:
+            lifted = when
+            break
     landed: list[tuple[int, chess.Square]] = []
     taken: list[tuple[int, chess.Square]] = []
     theirs, bb = board.occupied_co[not board.turn], chess.BB_SQUARES
@@ -112,12 +115,14 @@ def capture_evidence(turn: Turn, origin: chess.Square, before: int = FOREVER
         seen = all_seen if all_seen[-1][0] < before else [e for e in all_seen if e[0] < before]
         if not seen:
             continue
-        after = [e for e in seen if e[0] >= lifted]
-        if after and after[-1][1]:
-            landed.append((after[0][0], square))
-        elif not after and not seen[-1][1]:
+        if seen[-1][0] >= lifted:  # (events after the lift: the first of them and the last)
+            if seen[-1][1]:
+                first = next(e for e in seen if e[0] >= lifted)
+                landed.append((first[0], square))
+        elif not seen[-1][1]:
             taken.append((-seen[-1][0], square))
-    return [sq for _, sq in sorted(landed)], [sq for _, sq in sorted(taken)]
+    return ([sq for _, sq in sorted(landed)] if landed else [],
+            [sq for _, sq in sorted(taken)] if taken else [])
 
 
 def choose(turn: Turn, shapes: list[Shape], before: int = FOREVER,

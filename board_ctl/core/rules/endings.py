@@ -42,6 +42,19 @@ def _aligned(king: chess.Square) -> chess.Bitboard:
 
 
 _ALIGNED = [_aligned(king) for king in chess.SQUARES]
+# The squares strictly between two squares on a line (0 off a line).
+_BETWEEN = [[chess.between(a, b) for b in chess.SQUARES] for a in chess.SQUARES]
+# A square's neighbours along a rank or file, and along a diagonal: a rook (a bishop)
+# that no line ties to its king has a legal move if one of them is not its own side's.
+_STRAIGHT_STEPS = [chess.BB_KING_ATTACKS[sq] & (chess.BB_RANKS[chess.square_rank(sq)]
+                                               | chess.BB_FILES[chess.square_file(sq)])
+                   for sq in chess.SQUARES]
+_DIAGONAL_STEPS = [chess.BB_KING_ATTACKS[sq] & ~_STRAIGHT_STEPS[sq] for sq in chess.SQUARES]
+# The squares on a diagonal through each square (itself included).
+_DIAGONALS = [sum(chess.BB_SQUARES[other] for other in chess.SQUARES
+                  if abs(chess.square_file(other) - chess.square_file(sq))
+                  == abs(chess.square_rank(other) - chess.square_rank(sq)))
+              for sq in chess.SQUARES]
 
 
 def cannot_end(board: chess.Board, move: chess.Move) -> bool:
@@ -69,13 +82,20 @@ def cannot_end(board: chess.Board, move: chess.Move) -> bool:
     occupied = (board.occupied & ~bb_from) | bb_to
     aligned = _ALIGNED[king]
     # In check after the move only if the moved piece attacks the king from its target,
-    # or its origin opened a line to the king: most moves do neither, and need no look
-    # at the mover's pieces (a pawn or knight off the king's lines checks it only from
-    # its own attack squares).
+    # or its origin was the first piece on a line from the king (a slider behind it may
+    # now see the king): most moves do neither, and need no look at the mover's pieces.
+    # (The mover attacked nothing of the king before: his opponent was not in check.)
+    between = _BETWEEN[king]
     attacked = None
-    if (aligned & (bb_from | bb_to) or board.knights & bb_from
-            and chess.BB_KNIGHT_ATTACKS[to] & king_bb or board.pawns & bb_from
-            and chess.BB_PAWN_ATTACKS[mover][to] & king_bb):
+    diagonals = _DIAGONALS[king]
+    if (aligned & bb_from and not between[frm] & occupied  # (a slider of his behind it?)
+            and chess.BB_RAYS[king][frm] & board.occupied_co[mover] & ~bb_from
+            & (board.bishops | board.rooks | board.queens)
+            or aligned & bb_to and not between[to] & occupied and (  # (his slider there)
+                board.queens & bb_from or board.bishops & bb_from and diagonals & bb_to
+                or board.rooks & bb_from and not diagonals & bb_to)
+            or board.knights & bb_from and chess.BB_KNIGHT_ATTACKS[to] & king_bb
+            or board.pawns & bb_from and chess.BB_PAWN_ATTACKS[mover][to] & king_bb):
         attacked = _attacks_after(board, bb_from, bb_to, occupied & ~theirs)
         in_check = attacked(king, occupied)
     else:
@@ -92,6 +112,12 @@ def cannot_end(board: chess.Board, move: chess.Move) -> bool:
             return True
         for square in chess.scan_forward(board.knights & free):
             if chess.BB_KNIGHT_ATTACKS[square] & ~theirs:
+                return True
+        for square in chess.scan_forward((board.rooks | board.queens) & free):
+            if _STRAIGHT_STEPS[square] & ~theirs:
+                return True
+        for square in chess.scan_forward((board.bishops | board.queens) & free):
+            if _DIAGONAL_STEPS[square] & ~theirs:
                 return True
     if attacked is None:
         attacked = _attacks_after(board, bb_from, bb_to, occupied & ~theirs)
