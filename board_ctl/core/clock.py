@@ -180,7 +180,8 @@ class ChessClock:
         t_ms = self._advance(t)
         if self._turn != side or self._paused:
             return None
-        used = self._turn_used_at(t_ms)
+        run_since = self._run_since_ms  # (self._turn_used_at, inline)
+        used = self._turn_used_ms + (max(t_ms - run_since, 0) if run_since is not None else 0)
         self._moves[side] += 1
         timed = self.timed
         if timed:
@@ -310,7 +311,9 @@ class ChessClock:
 
     def _advance(self, t: float) -> int:
         """Move ``now`` to ``t``, first recording a flag that fell on the way."""
-        t_ms = self._check_time(t)
+        t_ms = to_ms(t)  # (self._check_time, inline: every press comes here)
+        if self._now_ms is not None and t_ms < self._now_ms:
+            self._check_time(t)  # (raises)
         if self.timed:  # (untimed, no flag falls)
             pending = self.flag_time_ms()
             if self._turn is not None and pending is not None and pending <= t_ms:

@@ -19,7 +19,6 @@ from board_ctl.core.rules import Finding
 from board_ctl.core.rules.claims import claimable
 from board_ctl.core.shapes import Shape
 from board_ctl.core.state import GameState
-from board_ctl.core.timebase import seconds
 from board_ctl.core.turn import Match, Turn
 
 
@@ -168,7 +167,8 @@ class Completion(GameState):
             chosen = infer.distinct(shapes)[0]
             self.out.note(t, f"capture square not seen: "
                              f"{chess.square_name(chosen.move.to_square)} assumed")
-        self._push(infer.with_promotion(turn, chosen, shapes), t)
+        self._push(infer.with_promotion(turn, chosen, shapes) if chosen.move.promotion
+                   else chosen, t)
 
     def _resolve_ambiguity_by_touch(self, square: chess.Square) -> None:
         """The capturing piece lifted and put back on one candidate square decides it."""
@@ -223,7 +223,7 @@ class Completion(GameState):
         press.at = None
         remaining, elapsed = switched.result if switched.result is not None else (None, None)
         plies = len(board.move_stack)
-        out.effects.append(MoveMade(seconds(t), plies, move, san, remaining, elapsed))
+        out.effects.append(MoveMade(t / 1_000_000, plies, move, san, remaining, elapsed))
         draws = self.draws
         if draws.offer is not None or draws.offer_pending is not None:  # (else no offer)
             offer = draws.moved(mover)

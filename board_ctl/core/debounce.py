@@ -81,10 +81,17 @@ class Debouncer:
     def advance(self, now: int) -> list[SettledChange]:
         """The changes that have held for `settle` by `now`, oldest first."""
         last = now - self.settle
-        if len(self._since) == 1:  # (the common case: one change settling)
-            for square, t in self._since.items():
-                return [self._settle(square, t)] if t <= last else []
-        due = sorted((t, sq) for sq, t in self._since.items() if t <= last)
+        since = self._since
+        if len(since) == 1:  # (the common case: one change settling, done inline)
+            for square, t in since.items():
+                if t > last:
+                    return []
+                since.clear()
+                self.deadline = None
+                bit = chess.BB_SQUARES[square]
+                self.settled ^= bit
+                return [SettledChange(t, square, bool(self.settled & bit))]
+        due = sorted((t, sq) for sq, t in since.items() if t <= last)
         return [self._settle(sq, t) for t, sq in due]
 
     def flush(self) -> list[SettledChange]:

@@ -213,7 +213,7 @@ def lines(turn: Turn) -> list[Match]:
     shown: list[Match] = []
     unshown: list[Match] = []
     for m in reversed(turn.seen):
-        (shown if placed(turn, m) else unshown).append(m)
+        (shown if m.placed or placed(turn, m) else unshown).append(m)
     # A placement that stood (released) outweighs one that flashed by in a slide.
     released = [m for m in shown if m in turn.released or m is turn.match]
     if released:
@@ -323,7 +323,7 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
     waiting = False
     for match in lines(turn):
         fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied)]
-        if fitting and not placed(turn, match) and not ctx.pressing:
+        if fitting and not match.placed and not placed(turn, match) and not ctx.pressing:
             # A piece in hand that no one saw land may still be on its way. With a clock,
             # its press says when it landed; failing that, a reply that puts a piece down
             # the mover's hand does not explain. Without one, any reply his hand does not
@@ -363,7 +363,7 @@ def leave_match(turn: Turn, ctx: Context) -> None:
         return
     if match not in turn.released:  # one released keeps the time it was first left
         match.left_at = burst_start(turn, ctx.changing, ctx.t, ctx.settle)
-        if ctx.t - match.since >= RELEASED_AFTER_US and placed(turn, match):
+        if ctx.t - match.since >= RELEASED_AFTER_US and (match.placed or placed(turn, match)):
             turn.released.append(match)  # a piece in hand is not released
     turn.match = None
 

@@ -167,7 +167,11 @@ class Sensing(GameState):
             if then_explained:
                 self._explained(t)
         elif explained:
-            self._explained(t)
+            displaced = self.displaced
+            if displaced.since is None and not displaced.lifted and not self.out.alerts:
+                turn.made = None  # (self._explained, its common case: nothing to clear)
+            else:
+                self._explained(t)
         else:
             self._unexplained(t)
 

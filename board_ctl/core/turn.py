@@ -90,8 +90,10 @@ class Turn:
 
     def touch(self, t: int, square: chess.Square) -> None:
         """A piece of the position lifted (settled): touched, once."""
-        if all(sq != square for _, sq in self.touched):
-            self.touched.append((t, square))
+        for _, sq in self.touched:
+            if sq == square:
+                return
+        self.touched.append((t, square))
 
     def selected(self, before: int = FOREVER) -> chess.PieceType | None:
         """The promotion piece the selector was last set to before `before`."""
