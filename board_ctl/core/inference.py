@@ -384,27 +384,25 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         if isinstance(found, Answer):
             return Reading(True, answer=found, then_explained=True)
         return EXPLAINED if found else UNEXPLAINED
-    # An opponent's piece already leaving: what just landed may be his, a slid piece
-    # closing the next square's switch before its own opens.
-    answering = bool(ctx.leaving & position.board.occupied_co[not position.board.turn]
-                     and any(placed(turn, m) for m in turn.seen))
     if occupied == position.occupied:
+        reply_landing = answering(turn, ctx)  # (read before the match is left)
         if turn.match is not None:
             leave_match(turn, ctx)
         begun = promotion_placed_first(turn, ctx)
         if begun is not None:
             return Reading(True, answer=begun)
-        if not answering:
+        if not reply_landing:
             turn.seen.clear()
         return AGREES
     full = position.full(occupied)
     if full:
         key = (full[0].vacated, full[0].filled)
-        if answering and (turn.match is None or turn.match.key != key):
-            leave_match(turn, ctx)  # the moves seen stand; the lift settles it
-            return AGREES
-        if turn.match is None or turn.match.key != key:
-            standing = turn.match is not None and still_standing(turn, turn.match)
+        match = turn.match
+        if match is None or match.key != key:
+            if answering(turn, ctx):
+                leave_match(turn, ctx)  # the moves seen stand; the lift settles it
+                return AGREES
+            standing = match is not None and still_standing(turn, match)
             leave_match(turn, ctx)
             if standing:
                 # The mover's piece never left where it arrived: this placement is not
@@ -438,6 +436,14 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         if found:
             return EXPLAINED
     return UNEXPLAINED
+
+
+def answering(turn: Turn, ctx: Context) -> bool:
+    """An opponent's piece already leaving: what just landed may be his, a slid piece
+    closing the next square's switch before its own opens."""
+    board = turn.position.board
+    return bool(ctx.leaving & board.occupied_co[not board.turn]
+                and any(placed(turn, m) for m in turn.seen))
 
 
 def still_standing(turn: Turn, match: Match) -> bool:

@@ -85,8 +85,10 @@ class Position:
 
     def full(self, occupied: chess.Bitboard) -> list[Shape]:
         """The legal moves after which the board is occupied exactly so."""
-        mine = self.occupied
+        mine, board = self.occupied, self.board
         vacated, filled = mine & ~occupied, occupied & ~mine
+        if vacated & ~board.occupied_co[board.turn] and board.ep_square is None:
+            return []  # (only en passant empties a square of the opponent's: no move does)
         key = (vacated, filled)
         found = self._full.get(key)
         if found is None:
@@ -98,9 +100,7 @@ class Position:
 
     def _moves_for(self, vacated: chess.Bitboard, filled: chess.Bitboard) -> Iterable[chess.Move]:
         """The few legal moves that can have this shape, without generating all of them."""
-        board = self.board
-        if vacated & ~board.occupied_co[board.turn] and board.ep_square is None:
-            return ()  # (only en passant empties a square of the opponent's)
+        board = self.board  # (full() has ruled out an opponent's square emptied but by e.p.)
         if vacated.bit_count() == 1:
             origin = chess.lsb(vacated)
             if filled.bit_count() == 1:  # a quiet move, a promotion: test the moves directly
