@@ -58,7 +58,11 @@ class Referee(Sensing, Completion, RemotePlay):
         out = self.out
         if out.dirty:  # (only before the first feed: the opening frame at t = 0)
             self._frame()
-        self._advance(t)
+        deadline = self.debouncer.deadline
+        if deadline is not None and deadline <= t or not self._only_debounce_armed(t):
+            self._advance(t)
+        elif t > self._now:  # (nothing due: _advance's common case, without the call)
+            self._now = t
         kind = type(event)
         if self.result is None:
             if kind is ev.Lifted or kind is ev.Placed:  # nine events in ten
@@ -67,8 +71,9 @@ class Referee(Sensing, Completion, RemotePlay):
                 self._handle(event, t)
         elif kind in ev.ARBITER_EVENTS:  # a result corrected
             self._handle(event, t)
-        if out.dirty or out.effects:  # (else nothing new to frame: no call)
-            self._frame()
+        if not out.effects and not out.dirty:
+            return []  # (nothing new: no frame, nothing to drain)
+        self._frame()
         return out.drain()
 
     def finish(self, t: float | None = None) -> list[Effect]:

@@ -165,7 +165,10 @@ class Turn:
                 first[sq] = seen[0][0] if seen else t
         occupied, bb = self.position.occupied, chess.BB_SQUARES
         self.touched = sorted([(when, sq) for sq, when in first.items() if occupied & bb[sq]])
-        self.events_on.update(events)
+        if self.events_on:
+            self.events_on.update(events)
+        else:
+            self.events_on = events  # (a new turn's: the carried record is its own now)
         if carried.selections or self.selections:
             self.selections = sorted(carried.selections + self.selections)
 
