@@ -34,21 +34,24 @@ class Debouncer:
         self._since: dict[chess.Square, int] = {}  # square -> time of its last raw toggle
         self.deadline: int | None = None  # when the earliest pending change settles
 
-    def toggle(self, t: int, square: chess.Square, occupied: bool) -> None:
-        """Record a raw transition. A repeated report of the state it already has is ignored."""
+    def toggle(self, t: int, square: chess.Square, occupied: bool) -> bool:
+        """Record a raw transition; True when it undid a change still settling (a bounce
+        back, a blip's end). A repeated report of the state it already has is ignored."""
         bit = chess.BB_SQUARES[square]
-        if bool(self.raw & bit) == occupied:
-            return
+        if (not self.raw & bit) is not occupied:  # (it has that state already)
+            return False
         self.raw ^= bit
         since = self._since
-        if bool(self.settled & bit) == occupied:
+        if (not self.settled & bit) is not occupied:  # (back to the settled state)
             if since.pop(square, None) is not None:  # a bounce back: nothing pending there
                 self._new_deadline()
+                return True
         else:
             since[square] = t
             due = t + self.settle
             if self.deadline is None or due < self.deadline:
                 self.deadline = due
+        return False
 
     def _new_deadline(self) -> None:
         since = self._since

@@ -116,6 +116,8 @@ class Position:
                 return [move for move in moves if board.is_legal(move)]
             if not filled:  # captures: from the square's moves (asked for next anyway)
                 theirs = board.occupied_co[not board.turn]
+                if not board.attacks_mask(origin) & theirs:
+                    return ()  # (it attacks none of his pieces: no capture)
                 return [m for m in self._moves_of(origin) if theirs & chess.BB_SQUARES[m.to_square]]
             return ()
         if vacated.bit_count() == 2 and filled:  # castling, en passant: the king's or the

@@ -34,6 +34,9 @@ from board_ctl.core.turn import Match
 from board_ctl.core.timers import MAX_FIRINGS, Timer, TimerStall, fire_due  # noqa: F401
 
 
+_LIFTED, _PLACED = ev.Lifted, ev.Placed  # (looked up for every event)
+
+
 class Referee(Sensing, Completion, RemotePlay):
     """Feed it events with `feed`; it returns the effects they cause. Pure and synchronous.
 
@@ -50,9 +53,9 @@ class Referee(Sensing, Completion, RemotePlay):
         """The effects of one event. Its time is taken in whole microseconds; one the core
         cannot represent raises TimeRangeError (a ValueError) before anything changes."""
         seconds_ = event.t
-        # (to_us, its common case inline: a number of seconds in range)
-        t = (round(seconds_ * US_PER_S) if type(seconds_) is float and -MAX_SECONDS <= seconds_
-             <= MAX_SECONDS else to_us(seconds_))
+        # (to_us, its common case inline: a float of seconds in range, NaN not)
+        t = (round(seconds_ * US_PER_S) if type(seconds_) is float
+             and abs(seconds_) <= MAX_SECONDS else to_us(seconds_))
         if t < self._now:
             t = self._now  # (time never runs back inside the core)
         out = self.out
@@ -65,8 +68,8 @@ class Referee(Sensing, Completion, RemotePlay):
             self._now = t
         kind = type(event)
         if self.result is None:
-            if kind is ev.Lifted or kind is ev.Placed:  # nine events in ten
-                self._sensor(t, event.square, kind is ev.Placed)  # type: ignore[union-attr]
+            if kind is _LIFTED or kind is _PLACED:  # nine events in ten
+                self._sensor(t, event.square, kind is _PLACED)  # type: ignore[union-attr]
             else:
                 self._handle(event, t)
         elif kind in ev.ARBITER_EVENTS:  # a result corrected

@@ -38,24 +38,28 @@ class Sensing(GameState):
             self._decide_press(t)
             if self.result is not None:
                 return
-        turn, debouncer = self.turn, self.debouncer
+        turn = self.turn
         events = turn.events_on.get(square)
         if events is None:
             turn.events_on[square] = [(t, placed)]
         else:
             events.append((t, placed))
-        was_lifting = debouncer.settled & ~debouncer.raw & bit
-        debouncer.toggle(t, square, placed)
-        if (was_lifting and not debouncer.settled & ~debouncer.raw & bit and self.result is None
-                and turn.match is None and turn.ambiguous is None):
-            self._explain(t)  # a lift that proved a blip: what settled meanwhile stands
-        if turn.waiting_reply and self.result is None:
-            self._explain(t)  # the reply's capture may just have been seen landing
-        if placed and square in turn.lifted_raw:
-            if turn.ambiguous is not None:
-                self._resolve_ambiguity_by_touch(square)
-            turn.lifted_raw.discard(square)
-        elif not placed:
+        if placed:
+            # (a placement that undid a change settling: a lift that proved a blip)
+            if (self.debouncer.toggle(t, square, True) and self.result is None
+                    and turn.match is None and turn.ambiguous is None):
+                self._explain(t)  # what settled meanwhile stands
+            if turn.waiting_reply and self.result is None:
+                self._explain(t)  # the reply's capture may just have been seen landing
+            lifted_raw = turn.lifted_raw
+            if square in lifted_raw:
+                if turn.ambiguous is not None:
+                    self._resolve_ambiguity_by_touch(square)
+                lifted_raw.discard(square)
+        else:
+            self.debouncer.toggle(t, square, False)
+            if turn.waiting_reply and self.result is None:
+                self._explain(t)  # the reply's capture may just have been seen landing
             turn.lifted_raw.add(square)
 
     def _settled(self, change: SettledChange) -> None:
