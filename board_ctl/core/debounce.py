@@ -24,6 +24,9 @@ class SettledChange(NamedTuple):
     occupied: bool
 
 
+_new = tuple.__new__
+
+
 class Debouncer:
     def __init__(self, occupied: chess.Bitboard, settle: int = DEFAULT_SETTLE_US) -> None:
         if type(settle) is not int or settle < 0:
@@ -93,7 +96,8 @@ class Debouncer:
                 self.deadline = None
                 bit = chess.BB_SQUARES[square]
                 self.settled ^= bit
-                return [SettledChange(t, square, bool(self.settled & bit))]
+                # (made without the named tuple's __new__, a Python-level call)
+                return [_new(SettledChange, (t, square, bool(self.settled & bit)))]
         due = sorted((t, sq) for sq, t in since.items() if t <= last)
         return [self._settle(sq, t) for t, sq in due]
 

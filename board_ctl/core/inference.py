@@ -385,7 +385,7 @@ def explain(turn: Turn, ctx: Context) -> Reading:
             return Reading(True, answer=found, then_explained=True)
         return EXPLAINED if found else UNEXPLAINED
     if occupied == position.occupied:
-        reply_landing = answering(turn, ctx)  # (read before the match is left)
+        reply_landing = ctx.leaving and answering(turn, ctx)  # (before the match is left)
         if turn.match is not None:
             leave_match(turn, ctx)
         begun = promotion_placed_first(turn, ctx)
@@ -399,11 +399,12 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         key = (full[0].vacated, full[0].filled)
         match = turn.match
         if match is None or match.key != key:
-            if answering(turn, ctx):
+            if ctx.leaving and answering(turn, ctx):
                 leave_match(turn, ctx)  # the moves seen stand; the lift settles it
                 return AGREES
             standing = match is not None and still_standing(turn, match)
-            leave_match(turn, ctx)
+            if match is not None:
+                leave_match(turn, ctx)
             if standing:
                 # The mover's piece never left where it arrived: this placement is not
                 # his (another move would have lifted it), but the opponent's reply

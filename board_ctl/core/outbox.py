@@ -13,6 +13,7 @@ from board_ctl.core.rules import Finding
 from board_ctl.core.timebase import seconds
 
 _RESTORING = ("illegal-move", "position-mismatch")  # the LEDs then show the board itself
+_WHITE_QUIET, _BLACK_QUIET = (nothing_lit(0.0, side).status for side in (chess.WHITE, chess.BLACK))
 
 
 class Outbox:
@@ -89,8 +90,11 @@ class Outbox:
             frame = nothing_lit(seconds(t), quiet, new if sound else ())
             if (last is not None and not last.squares and not last.guidance
                     and frame.buzzer == last.buzzer
-                    and (frame.status is last.status or frame.status == last.status)):
-                return  # (the same as the last frame: compared without tuples)
+                    and (frame.status is last.status
+                         or last.status is not _WHITE_QUIET and last.status is not _BLACK_QUIET
+                         and frame.status == last.status)):
+                return  # (the same as the last frame: compared without tuples; the two
+                # quiet statuses differ, and are shared)
         else:
             frame = led_frame(seconds(t), view(), new)
             if last is not None and (frame.squares, frame.status, frame.guidance,

@@ -17,6 +17,9 @@ from board_ctl.core.squares import squares
 from board_ctl.core.state import GameState
 
 
+_new = tuple.__new__
+
+
 class Sensing(GameState):
     # ------------------------------------------------------------------ reading the board
 
@@ -150,10 +153,12 @@ class Sensing(GameState):
         return infer.read_faulty(self.turn, self.sensed, self.faulty, deciding)
 
     def _context(self, t: int) -> Context:
+        # (tuple.__new__, not Context(...): a named tuple's own __new__ is a Python-level
+        # call, and every reading of the board makes a context)
         debouncer = self.debouncer
-        return Context(t, self.occupied, debouncer.settle, self._clock_in_use,
-                       self.press.at is not None, debouncer.settled & ~debouncer.raw,
-                       self._changing)
+        return _new(Context, (t, self.occupied, debouncer.settle, self._clock_in_use,
+                              self.press.at is not None, debouncer.settled & ~debouncer.raw,
+                              self._changing))
 
     def _explain(self, t: int) -> None:
         if self._remote_on and self.remote.busy(self.board):
