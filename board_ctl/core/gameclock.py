@@ -19,6 +19,9 @@ from board_ctl.core.timebase import seconds
 from board_ctl.core.timecontrol import TimeControl
 
 
+_new = tuple.__new__
+
+
 def reading_running(mover: chess.Color) -> tuple[bool, bool]:
     """(white running, black running) just after ``mover`` pressed."""
     return mover == chess.BLACK, mover == chess.WHITE
@@ -70,7 +73,8 @@ class GameClock:
         lever = self.lever  # whole ms, exact)
         pressed = lever.press(mover, at_s)
         if pressed is None or reported is None:
-            return Switched(pressed)
+            return _new(Switched, (pressed, None, False))  # (Switched(pressed), once a move,
+            # without the named tuple's Python-level __new__)
         when, (white, black) = reported
         reading = ClockReading(white, black, *reading_running(mover))
         # the moves made before this press, which the validator cannot count across a

@@ -75,6 +75,7 @@ class Reading(NamedTuple):
 
 
 EXPLAINED: Final = Reading(True)
+_new = tuple.__new__  # (a named tuple made without its Python-level __new__, on hot paths)
 AGREES: Final = Reading(True, agrees=True)
 UNEXPLAINED: Final = Reading(False)
 
@@ -349,7 +350,7 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
     if chosen is None:  # still undecided; the reply will tell
         turn.ambiguous = Match(distinct(fitting), match.since, cutoff)
         return True
-    return Answer(match, fitting, cutoff)
+    return _new(Answer, (match, fitting, cutoff))  # (Answer(...), made directly)
 
 
 # ---------------------------------------------------------------------- explaining the board
@@ -432,8 +433,8 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         return EXPLAINED  # the mover's move under way
     if turn.seen:
         found = answer(turn, ctx)
-        if isinstance(found, Answer):
-            return Reading(True, answer=found)
+        if isinstance(found, Answer):  # (the common completion without a clock: the
+            return _new(Reading, (True, False, found, False))  # named tuple made directly)
         if found:
             return EXPLAINED
     return UNEXPLAINED

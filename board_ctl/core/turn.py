@@ -125,12 +125,12 @@ class Turn:
     def split_at(self, cutoff: int) -> Carried:
         """Keep what happened before `cutoff`; return the raw events, touches and
         selector settings from then on (the opponent's, his reply having begun then)."""
-        kept: dict[chess.Square, RawEvents] = {}
         later: dict[chess.Square, RawEvents] = {}
-        for sq, seen in self.events_on.items():  # (times ascend: most lists lie on one side)
+        kept = self.events_on  # (trimmed in place: most squares saw nothing after the cutoff)
+        for sq, seen in kept.items():  # (times ascend: most lists lie on one side)
             if not seen or seen[-1][0] < cutoff:
-                kept[sq] = seen  # (none later: the opponent's record has no list for it)
-            elif seen[0][0] >= cutoff:
+                continue  # (none later: the opponent's record has no list for it)
+            if seen[0][0] >= cutoff:
                 kept[sq], later[sq] = [], seen
             else:
                 kept[sq] = [e for e in seen if e[0] < cutoff]
@@ -139,7 +139,6 @@ class Turn:
         for touch in self.touched:
             (touched if touch[0] < cutoff else their_touches).append(touch)
         self.touched = touched
-        self.events_on = kept
         their_selections = []
         if self.selections:
             their_selections = [(when, piece) for when, piece in self.selections
@@ -156,9 +155,10 @@ class Turn:
         events = carried.events  # (squares with events from the cutoff on, only)
         first = {sq: when for when, sq in reversed(carried.touched)}
         for sq, seen in events.items():
-            lift = first_real_lift(seen, settle)
-            if lift is not None:
-                first.setdefault(sq, lift)
+            if sq not in first:  # (a touch already counts from its own time)
+                lift = first_real_lift(seen, settle)
+                if lift is not None:
+                    first[sq] = lift
         for sq in chess.scan_forward(lifted):
             if sq not in first:
                 seen = events.get(sq)

@@ -24,11 +24,11 @@ class MoveChanged:
             return None
         # A released placement that the final move only extends (the rook of a castling
         # placed first, a pawn later replaced by the promoted piece) is not a change.
-        changed = [m for m in released
-                   if m.key[0] & ~shape.vacated or m.key[1] & ~shape.filled]
-        if not changed:
+        vacated, filled = shape.vacated, shape.filled
+        changed = next((m for m in released if m.key[0] & ~vacated or m.key[1] & ~filled), None)
+        if changed is None:
             return None
-        first = changed[0].shapes[0].move
+        first = changed.shapes[0].move
         mover = board.turn
         return Finding("move-changed", mover, (first.to_square, shape.move.to_square),
                        f"{NAMES[mover]} released the piece on {chess.square_name(first.to_square)}"
