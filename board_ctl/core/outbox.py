@@ -24,6 +24,7 @@ class Outbox:
         self._signature: Hashable = None
         self._last_frame: LedFrame | None = None
         self._framed = 0  # effects already shown by a frame
+        self._framed_before = 0  # (the effects the frame being made shows begin here)
 
     def raise_(self, t: int, finding: Finding) -> None:
         alert = Alert(seconds(t), finding.code, finding.side, finding.squares, finding.text)
@@ -57,27 +58,17 @@ class Outbox:
         return self.dirty or len(self.effects) != self._framed
 
     def frame(self, t: int, state: Hashable, boards: tuple[chess.Bitboard, chess.Bitboard],
-              view: Callable[[], LedView], quiet: chess.Color | None = None) -> None:
+              view: Callable[[], LedView]) -> None:
         """A LED frame at `t` when what the LEDs show has changed since the last one; its
         buzzer sounds for the alerts and results since then.
 
         The frame is a pure function of the game `state` (moves, result, candidates...),
         the open alerts, the sound of the new effects and, while the players must restore
         the position, the `boards` (what the sensors show, what the game needs): the work
-        is skipped while that signature is unchanged. `quiet`: the side to move, when the
-        caller knows the view lights nothing (no alert, result, candidate, must-move, faulty
-        sensor or remote side): the frame is then built without the view."""
-        effects = self.effects
-        if not self.dirty and len(effects) == self._framed:
-            return  # (nothing new: self.unframed, inline)
-        self.dirty = False
-        new = effects[self._framed:]
-        self._framed = len(effects)
-        sound = False
-        for effect in new:  # (a loop, not any() over a generator: most frames have none)
-            if isinstance(effect, (Alert, GameOver)):
-                sound = True
-                break
+        is skipped while that signature is unchanged."""
+        sound = self._new_sound()
+        if sound is None:
+            return  # (nothing new)
         alerts = self.alerts
         shown: tuple[tuple[str, tuple[chess.Square, ...]], ...] = tuple(
             (a.code, a.squares) for a in alerts.values()) if alerts else ()
@@ -85,24 +76,48 @@ class Outbox:
         if signature == self._signature:
             return
         self._signature = signature
+        frame = led_frame(seconds(t), view(), self.effects[self._framed_before:])
         last = self._last_frame
-        if quiet is not None and not alerts:
-            frame = nothing_lit(seconds(t), quiet, new if sound else ())
-            if (last is not None and not last.squares and not last.guidance
-                    and frame.buzzer == last.buzzer
-                    and (frame.status is last.status
-                         or last.status is not _WHITE_QUIET and last.status is not _BLACK_QUIET
-                         and frame.status == last.status)):
-                return  # (the same as the last frame: compared without tuples; the two
-                # quiet statuses differ, and are shared)
-        else:
-            frame = led_frame(seconds(t), view(), new)
-            if last is not None and (frame.squares, frame.status, frame.guidance,
-                                     frame.buzzer) == (last.squares, last.status,
-                                                       last.guidance, last.buzzer):
-                return
-        effects.append(frame)
-        self._framed = len(effects)
+        if last is None or (frame.squares, frame.status, frame.guidance, frame.buzzer) != (
+                last.squares, last.status, last.guidance, last.buzzer):
+            self._show(frame)
+
+    def quiet_frame(self, t: int, side: chess.Color) -> None:
+        """`frame` for a board that lights nothing (no alert, result, candidate, must-move,
+        faulty sensor or remote side: most of a game), `side` to move: built directly and
+        compared with the last frame, without a signature."""
+        sound = self._new_sound()
+        if sound is None:
+            return  # (nothing new)
+        self._signature = None  # (the next full frame is worked out anew)
+        frame = nothing_lit(seconds(t), side, self.effects[self._framed_before:] if sound else ())
+        last = self._last_frame
+        if (last is not None and not last.squares and not last.guidance
+                and frame.buzzer == last.buzzer
+                and (frame.status is last.status
+                     or last.status is not _WHITE_QUIET and last.status is not _BLACK_QUIET
+                     and frame.status == last.status)):
+            return  # (the same as the last frame: compared without tuples; the two quiet
+            # statuses differ, and are shared)
+        self._show(frame)
+
+    def _new_sound(self) -> bool | None:
+        """Whether the effects since the last frame sound the buzzer (an alert, a result);
+        None when nothing happened since (then no frame is due). Marks them framed."""
+        effects = self.effects
+        framed = self._framed
+        if not self.dirty and len(effects) == framed:
+            return None
+        self.dirty = False
+        self._framed_before, self._framed = framed, len(effects)
+        for effect in effects[framed:] if framed else effects:  # (a loop, not any() over a
+            if isinstance(effect, (Alert, GameOver)):  # generator: most frames have none)
+                return True
+        return False
+
+    def _show(self, frame: LedFrame) -> None:
+        self.effects.append(frame)
+        self._framed = len(self.effects)
         self._last_frame = frame
 
     def drain(self) -> list[Effect]:

@@ -341,13 +341,13 @@ class Referee(Sensing, Completion, RemotePlay):
             return  # nothing new since the last frame: the common case, made cheap
         turn, board, result, remote_on = self.turn, self.board, self.result, self._remote_on
         ambiguous, must_move, faulty = turn.ambiguous, turn.must_move, self.faulty
+        if (result is None and ambiguous is None and must_move is None and not faulty
+                and not remote_on and not out.alerts):
+            out.quiet_frame(self._now, board.turn)  # (what led_view lights: nothing)
+            return
         state = (len(board.move_stack), result, ambiguous is not None and ambiguous.key,
                  must_move, faulty, remote_on and self.remote.signature(board, self.occupied))
-        # (what `led_view` would light: nothing, most of a game; the outbox checks alerts)
-        quiet = (board.turn if result is None and ambiguous is None and must_move is None
-                 and not faulty and not remote_on else None)
-        out.frame(self._now, state, (self.occupied, turn.position.occupied), self.led_view,
-                  quiet)
+        out.frame(self._now, state, (self.occupied, turn.position.occupied), self.led_view)
 
     def _drain(self) -> list[Effect]:
         if self.out.unframed:  # (the common case, nothing new, without a call)
