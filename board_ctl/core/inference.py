@@ -21,6 +21,7 @@ the victim taken first. When nothing tells captures apart, `choose` says so (Non
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from typing import Final, NamedTuple
 
 import chess
@@ -207,19 +208,38 @@ def lines(turn: Turn) -> list[Match]:
     just placed is lifted again, that is more likely the opponent taking it than
     the mover capturing with it unseen.
     """
+    return list(likeliest(turn))
+
+
+def likeliest(turn: Turn) -> Iterator[Match]:
+    """`lines`, one at a time: a caller that stops at the first that fits (the one just
+    released, most often) never asks whether the others' pieces were seen arriving."""
     if turn.ambiguous is not None:
-        return [turn.ambiguous]
-    if len(turn.seen) < 2:
-        return list(turn.seen)  # (one move shown, or none: nothing to order)
-    shown: list[Match] = []
-    unshown: list[Match] = []
-    for m in reversed(turn.seen):
-        (shown if m.placed or placed(turn, m) else unshown).append(m)
+        yield turn.ambiguous
+        return
+    seen = turn.seen
+    if len(seen) < 2:
+        yield from seen  # (one move shown, or none: nothing to order)
+        return
+    known: dict[int, bool] = {}
+
+    def shown(m: Match) -> bool:  # (placed, each asked once)
+        found = known.get(id(m))
+        if found is None:
+            found = known[id(m)] = m.placed or placed(turn, m)
+        return found
+
+    released, standing = turn.released, turn.match
     # A placement that stood (released) outweighs one that flashed by in a slide.
-    released = [m for m in shown if m in turn.released or m is turn.match]
-    if released:
-        shown = released + [m for m in shown if m not in released]
-    return shown + unshown
+    for m in reversed(seen):
+        if (m in released or m is standing) and shown(m):
+            yield m
+    for m in reversed(seen):
+        if not (m in released or m is standing) and shown(m):
+            yield m
+    for m in reversed(seen):
+        if not shown(m):
+            yield m
 
 
 def answers(turn: Turn, line: Shape, occupied: chess.Bitboard) -> bool:
@@ -322,7 +342,7 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
     answering a capture nobody saw land, or the capture's square is still undecided:
     `turn.ambiguous`); False when no reply is seen."""
     waiting = False
-    for match in lines(turn):
+    for match in likeliest(turn):
         fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied)]
         if fitting and not match.placed and not placed(turn, match) and not ctx.pressing:
             # A piece in hand that no one saw land may still be on its way. With a clock,
