@@ -415,6 +415,9 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         if not reply_landing:
             turn.seen.clear()
         return AGREES
+    replied = reply_to_the_move_standing(turn, ctx)
+    if replied is not None:
+        return replied
     full = position.full(occupied)
     if full:
         key = (full[0].vacated, full[0].filled)
@@ -458,6 +461,34 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         if found:
             return EXPLAINED
     return UNEXPLAINED
+
+
+def reply_to_the_move_standing(turn: Turn, ctx: Context) -> Reading | None:
+    """The commonest completion without a clock, read in one step: the mover's move stands
+    (its piece seen arriving; a quiet move or castling, the last move shown) and the
+    opponent has lifted pieces of his own, nothing else changed: his reply has begun. None
+    otherwise (the long way then goes on from here). `explain` comes to the same the long
+    way: no move of the mover's leaves an opponent's square empty (no pawn can take en
+    passant), none is on its way (a piece is down and a victim up), and `answer` finds
+    the opponent answering it, the likeliest line when it is the only one or released."""
+    match = turn.match
+    position = turn.position
+    board = position.board
+    if (match is None or not match.placed or len(match.shapes) != 1 or not turn.seen
+            or turn.seen[-1] is not match or position.en_passant):
+        return None
+    shape = match.shapes[0]
+    if shape.captured is not None or shape.move.promotion:
+        return None
+    occupied = ctx.occupied
+    after = (position.occupied & ~shape.vacated) | shape.filled
+    emptied = after & ~occupied
+    if not emptied or occupied & ~after or emptied & ~board.occupied_co[not board.turn]:
+        return None
+    leave_match(turn, ctx)  # (as explain would next, so it may go on from here)
+    if len(turn.seen) > 1 and match not in turn.released:
+        return None  # (another move shown may be likelier)
+    return _new(Reading, (True, False, _new(Answer, (match, [shape], match.left_at)), False))
 
 
 def answering(turn: Turn, ctx: Context) -> bool:

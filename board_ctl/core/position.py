@@ -25,12 +25,19 @@ Key = tuple[int, int]  # (vacated, filled): the occupancy change that identifies
 class Position:
     """A position, and the shapes of its legal moves, worked out only where asked."""
 
-    __slots__ = ("board", "occupied", "_by_move", "_full", "_from", "_to", "_has_moves")
+    __slots__ = ("board", "occupied", "en_passant", "_by_move", "_full", "_from", "_to",
+                 "_has_moves")
 
     def __init__(self, board: chess.Board, like: Position | None = None) -> None:
         """`like`: the same position, already worked on (a reply read on a copy)."""
         self.board = board
         self.occupied = board.occupied
+        # Whether a pawn of the mover stands where it could take en passant (python-chess
+        # keeps an en passant square after every double step): only that move empties a
+        # square of the opponent's, or both fills and empties squares as it captures.
+        ep = board.ep_square
+        self.en_passant = ep is not None and bool(
+            chess.BB_PAWN_ATTACKS[not board.turn][ep] & board.pawns & board.occupied_co[board.turn])
         # By (from, to, promotion) as one int: a Move's own hash is a Python-level call.
         self._by_move: dict[int, Shape] = {}
         self._full: dict[Key, list[Shape]] = {}
@@ -87,7 +94,7 @@ class Position:
         """The legal moves after which the board is occupied exactly so."""
         mine, board = self.occupied, self.board
         vacated, filled = mine & ~occupied, occupied & ~mine
-        if vacated & ~board.occupied_co[board.turn] and board.ep_square is None:
+        if vacated & ~board.occupied_co[board.turn] and not self.en_passant:
             return []  # (only en passant empties a square of the opponent's: no move does)
         key = (vacated, filled)
         found = self._full.get(key)
@@ -135,7 +142,7 @@ class Position:
             if not emptied & board.rooks:  # the common case: one own piece in hand
                 found = self._from.get(chess.lsb(emptied))  # (self.movable)
                 return bool(found if found is not None else self._moves_of(chess.lsb(emptied)))
-        if filled and emptied & ~own and board.ep_square is None:
+        if filled and emptied & ~own and not self.en_passant:
             return False  # a piece put down and a victim lifted: only en passant does both
         # Moves of the lifted pieces; captures of lifted victims; a promotion's new piece
         # placed before the pawn is lifted; castling begun with the rook. (With a piece

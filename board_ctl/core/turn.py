@@ -159,11 +159,14 @@ class Turn:
                 lift = first_real_lift(seen, settle)
                 if lift is not None:
                     first[sq] = lift
-        for sq in chess.scan_forward(lifted):
-            if sq not in first:
+        bb = chess.BB_SQUARES
+        for sq in first:  # (the pieces held that no touch or lift counts yet: most often none)
+            lifted &= ~bb[sq]
+        if lifted:
+            for sq in chess.scan_forward(lifted):
                 seen = events.get(sq)
                 first[sq] = seen[0][0] if seen else t
-        occupied, bb = self.position.occupied, chess.BB_SQUARES
+        occupied = self.position.occupied
         self.touched = sorted([(when, sq) for sq, when in first.items() if occupied & bb[sq]])
         if self.events_on:
             self.events_on.update(events)
