@@ -415,9 +415,10 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         if not reply_landing:
             turn.seen.clear()
         return AGREES
-    replied = reply_to_the_move_standing(turn, ctx)
-    if replied is not None:
-        return replied
+    if turn.match is not None:  # (the commonest completion without a clock, at once)
+        replied = reply_to_the_move_standing(turn, ctx)
+        if replied is not None:
+            return replied
     full = position.full(occupied)
     if full:
         key = (full[0].vacated, full[0].filled)
@@ -472,11 +473,12 @@ def reply_to_the_move_standing(turn: Turn, ctx: Context) -> Reading | None:
     passant), none is on its way (a piece is down and a victim up), and `answer` finds
     the opponent answering it, the likeliest line when it is the only one or released."""
     match = turn.match
-    position = turn.position
-    board = position.board
-    if (match is None or not match.placed or len(match.shapes) != 1 or not turn.seen
-            or turn.seen[-1] is not match or position.en_passant):
+    if match is None or not match.placed or len(match.shapes) != 1:
         return None
+    position, seen = turn.position, turn.seen
+    if not seen or seen[-1] is not match or position.en_passant:
+        return None
+    board = position.board
     shape = match.shapes[0]
     if shape.captured is not None or shape.move.promotion:
         return None
