@@ -206,15 +206,16 @@ class Completion(GameState):
                 out.raise_(t, finding)
         # (the position after it, if read already)
         reply = old.replies.get(move) if old.replies else None
-        # Without it, a cheap look before the move spares generating the moves after it
-        # (taken already if the game-end hold looked at this move).
+        # Whether the move surely leaves the game going on: the game-end hold's look at it,
+        # or, without the position after it read already, a cheap look before the move
+        # (either spares generating the moves after it).
         goes_on = False
-        if reply is None:
-            for seen in old.seen:
-                if seen.goes_on and shape in seen.shapes:
-                    goes_on = True
-                    break
-            else:
+        for seen in old.seen:
+            if seen.goes_on and shape in seen.shapes:
+                goes_on = True
+                break
+        else:
+            if reply is None:
                 goes_on = self.endings.cannot_end(board, move)
         san = board.san_and_push(move)
         switched, press.switched = press.switched, None
