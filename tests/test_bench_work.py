@@ -28,5 +28,7 @@ def test_the_counts_are_the_same_in_every_process() -> None:
         row = re.search(rf"{name} +floor +(\d+) +clock +(\d+) \(([\d.]+)x\) +no_clock +(\d+)", first)
         assert row is not None, first
         floor, clock, ratio, no_clock = int(row[1]), int(row[2]), float(row[3]), int(row[4])
-        assert floor > 0 and clock > floor and no_clock > floor  # (a referee does more)
+        # (each mode did its work; the referee now makes fewer calls a ply than the floor,
+        # which generates every legal move: no order between them is asserted)
+        assert floor > 0 and clock > 0 and no_clock > 0
         assert abs(ratio - clock / floor) < 0.01

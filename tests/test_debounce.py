@@ -55,3 +55,34 @@ def test_a_change_settles_exactly_at_its_deadline_at_any_magnitude(start: int, s
     assert deb.advance(deadline - 1) == []
     assert deb.advance(deadline) == [SettledChange(start, chess.E4, True)]
     assert deb.next_deadline() is None
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.booleans(), st.integers(0, 150 * MS)),
+                max_size=60))
+def test_the_kept_deadline_and_undone_changes_match_a_plain_model(steps) -> None:
+    """The debouncer keeps its next deadline instead of looking it up, and its toggle
+    says when it undid a change still settling: both held to a plain model (every
+    pending change's time kept, the deadline their earliest plus the settle time)."""
+    squares = [chess.E2, chess.E4, chess.D7, chess.H8]
+    start = chess.BB_E2 | chess.BB_D7
+    deb = Debouncer(start, settle=80 * MS)
+    raw = settled = start
+    pending: dict[int, int] = {}
+    t = 1_000_000
+    for index, occupied, gap in steps:
+        t += gap
+        square, bit = squares[index], chess.BB_SQUARES[squares[index]]
+        for change in deb.advance(t):  # (settle what is due first, as the referee does)
+            assert pending.pop(change.square) == change.t
+            settled ^= chess.BB_SQUARES[change.square]
+        assert deb.settled == settled
+        undone = bool(raw & bit) != occupied and bool(settled & bit) == occupied
+        assert deb.toggle(t, square, occupied) == undone
+        if bool(raw & bit) != occupied:
+            raw ^= bit
+            if bool(settled & bit) == occupied:
+                pending.pop(square, None)
+            else:
+                pending[square] = t
+        assert deb.raw == raw
+        assert deb.next_deadline() == (min(pending.values()) + 80 * MS if pending else None)

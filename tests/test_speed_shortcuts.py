@@ -1,0 +1,111 @@
+"""The referee's shortcuts for speed change nothing it does.
+
+- The commonest completion without a clock is read in one step
+  (`inference.reply_to_the_move_standing`): replayed with that step turned off, so that
+  `explain` takes the long way every time, real games give the very same effects, LED
+  frames and their times included.
+- A position counts en passant possible only with a pawn of the mover's beside the en
+  passant square (`Position.en_passant`; python-chess keeps the square after every
+  double step): when it says no, no legal move empties a square of the opponent's.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import chess
+import pytest
+
+from board_ctl.core import inference
+from board_ctl.core.position import Position
+from board_ctl.core.profiles import PROFILES
+from board_ctl.core.referee import Referee
+from board_ctl.core.shapes import shape_of
+from board_ctl.sensorlog import read_sensor_log
+from board_ctl.simulate import RenderStyle, render_game
+from corpus import corpus
+
+SLOPPY = RenderStyle(use_clock=False, bounce_pairs=(0, 6), slide_prob=0.9, idle_lift_prob=0.2,
+                     capture_styles=(1, 1, 1, 1, 1), promotion_styles=(1, 1))
+
+
+def effects(text: str, release_completes: bool = False) -> list[str]:
+    log = read_sensor_log(text.splitlines())
+    referee = Referee(log.start.fen, PROFILES["fide"], release_completes=release_completes)
+    out = [repr(effect) for event in log.events for effect in referee.feed(event)]
+    return out + [repr(effect) for effect in referee.finish()]
+
+
+def renderings(games: slice) -> list[tuple[str, bool]]:
+    logs = []
+    for i, game in enumerate(corpus()[games]):
+        for style in (RenderStyle(use_clock=False), SLOPPY):
+            logs.append((render_game(game, seed=i, style=style).jsonl(), False))
+        logs.append((render_game(game, seed=i + 1, style=RenderStyle(use_clock=False)).jsonl(),
+                     True))  # (an online game's rule: a released move completes)
+    return logs
+
+
+def check_one_step_completion(games: slice, monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = renderings(games)
+    taken = itertools.count()
+    one_step = inference.reply_to_the_move_standing
+
+    def counted(turn, ctx):  # type: ignore[no-untyped-def]
+        found = one_step(turn, ctx)
+        if found is not None:
+            next(taken)
+        return found
+
+    monkeypatch.setattr(inference, "reply_to_the_move_standing", counted)
+    fast = [effects(text, release) for text, release in logs]
+    steps = next(taken)
+    monkeypatch.setattr(inference, "reply_to_the_move_standing", lambda turn, ctx: None)
+    slow = [effects(text, release) for text, release in logs]
+    assert steps > 20 * len(logs)  # (the step was taken: most moves complete so)
+    for (text, _), a, b in zip(logs, fast, slow):
+        assert a == b, next((x, y) for x, y in zip(a, b) if x != y)
+
+
+def test_the_one_step_completion_reads_as_the_long_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    check_one_step_completion(slice(0, 317, 106), monkeypatch)
+
+
+@pytest.mark.slow
+def test_the_one_step_completion_reads_as_the_long_way_in_many_games(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    check_one_step_completion(slice(1, 317, 9), monkeypatch)
+
+
+SPECIAL = [
+    "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq e6 0 2",  # no pawn beside
+    "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",  # one beside
+    "4k3/8/8/2pP4/8/8/8/4K3 w - c6 0 2",
+    "4k3/8/8/8/2Pp4/8/8/4K3 b - c3 0 1",
+    "8/8/8/KPp4r/8/8/8/4k3 w - c6 0 2",  # beside, but the capture would expose the king
+]
+
+
+def check_en_passant(board: chess.Board) -> None:
+    position = Position(board.copy(stack=False))
+    theirs = board.occupied_co[not board.turn]
+    empties_theirs = any(shape_of(board, move).vacated & theirs for move in board.legal_moves)
+    if empties_theirs:
+        assert position.en_passant, board.fen()
+    if any(board.is_en_passant(move) for move in board.legal_moves):
+        assert position.en_passant, board.fen()
+    if not position.en_passant:
+        assert not empties_theirs, board.fen()
+
+
+def test_en_passant_is_counted_possible_only_beside_a_pawn() -> None:
+    for fen in SPECIAL:
+        check_en_passant(chess.Board(fen))
+    assert not Position(chess.Board(SPECIAL[0])).en_passant
+    assert Position(chess.Board(SPECIAL[1])).en_passant
+    for game in corpus()[::7]:
+        board = game.board()
+        for move in game.mainline_moves():
+            board.push(move)
+            if board.ep_square is not None:
+                check_en_passant(board)
