@@ -153,8 +153,8 @@ class Position:
         if board.ep_square is not None and targets:
             targets |= chess.BB_SQUARES[board.ep_square]
         lifted = emptied & own
-        if lifted & board.rooks:
-            lifted |= board.kings & own
+        if lifted & board.rooks & board.castling_rights:  # (castling begun with a rook that
+            lifted |= board.kings & own  # may still castle: only then the king's moves)
         shape, bb, ep = self.shape, chess.BB_SQUARES, board.ep_square
         for square in chess.scan_forward(lifted):
             if board.kings & bb[square]:  # (castling empties and fills other squares too)
