@@ -100,14 +100,16 @@ def test_behaviours_real_players_have_are_exact_with_no_alert(name: str, use_clo
 
 
 VIOLATIONS = ["touch-move", "touch-move-enemy", "illegal-move", "move-changed",
-              "position-mismatch", "clock-no-move", "knocked-during-move"]
+              "position-mismatch", "clock-no-move", "knocked-during-move",
+              "knocked-over-the-press"]
 
 
 # A press defines illegal-move and clock-no-move; without a clock, a knocked-over piece of
 # the side that just moved is that side moving on, so those are staged with a clock only.
 CASES = [(code, True) for code in VIOLATIONS] + [
     (code, False) for code in VIOLATIONS
-    if code not in ("illegal-move", "clock-no-move", "position-mismatch", "knocked-during-move")]
+    if code not in ("illegal-move", "clock-no-move", "position-mismatch", "knocked-during-move",
+                    "knocked-over-the-press")]
 
 
 @pytest.mark.parametrize("code, use_clock", CASES,

@@ -94,7 +94,11 @@ class Completion(GameState):
         if turn.match is not None:
             self._complete_match(when)
         elif self.occupied != turn.position.occupied:
-            self._illegal_move(pressed)
+            made = self._made_with_others()
+            if made is not None:
+                self._complete_made(made, pressed, when)
+            else:
+                self._illegal_move(pressed)
         elif infer.faulty_may_hide_a_move(turn.position, self.faulty):
             self.press.at = self.press.reported = None  # a move a faulty sensor hides?
             self.out.note(pressed, "the clock was pressed with no move seen, and a suspect "
@@ -103,6 +107,33 @@ class Completion(GameState):
             self._sanction(pressed, self.illegal.press_without_move(self.board.turn))
         else:
             self.press.at = self.press.reported = None  # nothing happens: the turn goes on
+
+    def _made_with_others(self) -> Shape | None:
+        """At a press, the legal move made while other squares differ: pieces displaced
+        (knocked over, or moved by someone after his own press), whichever side they
+        belong to. Not when the board's readings are in doubt (a suspect sensor among the
+        squares that differ, events lost while the link was down)."""
+        position = self.turn.position
+        if ((position.occupied ^ self.occupied) & self.faulty or self._after_outage
+                or self._from_scan):
+            return None
+        return infer.arrived_with_others(self.turn, self.occupied, pressed=True)
+
+    def _complete_made(self, made: Shape, pressed: int, when: int) -> None:
+        """The press completes the legal move made (FIDE 6.2.1); the other squares that
+        differ are pieces displaced (7.4), to be put back by whoever displaced them: the
+        position-mismatch alert and the LEDs show where. No illegal move: the mover's own
+        move is legal, and the displaced pieces are no part of it."""
+        turn = self.turn
+        base = turn.position.occupied
+        turn.knocked |= base & ~self.occupied & ~made.vacated  # (displaced, not touched)
+        # (the pieces away: no evidence of the capture, and none of the next turns' moves;
+        # what was lifted meanwhile is no touch)
+        turn.displaced |= (made.after(base) ^ self.occupied) & ~(made.vacated | made.filled)
+        self.displaced.lifted = set()
+        self._commit(turn.position.full(made.after(base)), infer.made_at(turn, made, pressed))
+        if self.result is None:
+            self._explain(when)  # the displaced pieces, against the position after the move
 
     def _switch_clock(self, mover: chess.Color, t: int) -> Switched:
         """The clock goes over for the move just completed (at the press, or where no
@@ -233,6 +264,8 @@ class Completion(GameState):
         press.decision = None
         # (the position a reply was read in is this one: its work is kept)
         turn = self.turn = Turn(Position(board, like=reply), t)
+        if old.displaced:  # (pieces displaced before, still away: still none of its moves)
+            turn.displaced = old.displaced & (turn.position.occupied ^ self.occupied)
         if self.faulty:
             self.occupied = self._read()
         if draws.claim_pending is not None:

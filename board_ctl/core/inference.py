@@ -110,7 +110,8 @@ def capture_evidence(turn: Turn, origin: chess.Square, before: int = FOREVER
             break
     landed: list[tuple[int, chess.Square]] = []
     taken: list[tuple[int, chess.Square]] = []
-    theirs, bb = board.occupied_co[not board.turn], chess.BB_SQUARES
+    # (a piece found displaced, 7.4, is no victim)
+    theirs, bb = board.occupied_co[not board.turn] & ~turn.displaced, chess.BB_SQUARES
     for square, all_seen in events.items():  # (the squares that saw events: a few)
         if not theirs & bb[square] or not all_seen:
             continue
@@ -539,27 +540,68 @@ def promotion_placed_first(turn: Turn, ctx: Context) -> Answer | None:
     return None
 
 
-def arrived_with_others(turn: Turn, occupied: chess.Bitboard) -> Shape | None:
+def arrived_with_others(turn: Turn, occupied: chess.Bitboard, pressed: bool = False
+                        ) -> Shape | None:
     """A legal move whose piece has arrived (placed on its target, or seen landing on its
     victim) while other squares differ from the position after it: once the move is made,
     those are displaced pieces (FIDE 7.4), whichever side they belong to. Of two pieces
-    that could have arrived, the one lifted first moved (the other was knocked after)."""
+    that could have arrived, the one lifted first moved (the other was knocked after).
+    `pressed`: the clock was pressed, the hand has left: a capture whose piece nobody saw
+    land (a push-off swap) is made too, as a press completes it without displaced pieces,
+    when no piece came down after the mover's first lift (else his piece came down there)."""
     position = turn.position
     emptied = position.occupied & ~occupied
     filled = occupied & ~position.occupied
-    found: list[tuple[int, Shape]] = []
+    found: list[tuple[int, int, Shape]] = []
+    first_lift = FOREVER
+    for square in chess.scan_forward(emptied & position.board.occupied_co[position.board.turn]):
+        for when, placed_ in turn.events_on.get(square, ()):
+            if not placed_:
+                first_lift = min(first_lift, when)
+                break
+    # (with the hand gone, a capture nobody saw land: if nothing came down after a lift)
+    unseen_captures = pressed and not any(_placed_after(turn, square, first_lift)
+                                          for square in chess.scan_forward(filled))
     for shape in position.moves_from(emptied & position.board.occupied_co[position.board.turn]):
         if shape.vacated & ~emptied or shape.filled & ~filled:
             continue
-        if not shape.filled:  # a capture: arrived only if seen landing on its victim
+        if not shape.filled and not unseen_captures:  # a capture: if seen landing on its victim
             landed, _ = capture_evidence(turn, shape.move.from_square)
             if shape.captured not in landed[:1]:
                 continue
-        if occupied ^ shape.after(position.occupied):
+        others = occupied ^ shape.after(position.occupied)
+        if others:
             lifts = [when for when, placed_ in turn.events_on.get(shape.move.from_square, ())
                      if not placed_]
-            found.append((lifts[0] if lifts else FOREVER, shape))
-    return min(found, key=lambda item: item[0])[1] if found else None
+            lifted = lifts[0] if lifts else FOREVER
+            if not all(_placed_after(turn, square, lifted)
+                       for square in chess.scan_forward(shape.filled)):
+                continue  # (a piece arrives after it leaves: another piece stands there)
+            # (of one piece's moves, the one that accounts for most of the board)
+            found.append((lifted, others.bit_count(), shape))
+    return min(found, key=lambda item: item[:2])[2] if found else None
+
+
+def _placed_after(turn: Turn, square: chess.Square, t: int) -> bool:
+    """Whether the square's last placement came after `t`."""
+    for when, placed_ in reversed(turn.events_on.get(square, ())):
+        if placed_:
+            return when > t
+    return False
+
+
+def made_at(turn: Turn, shape: Shape, before: int) -> int:
+    """When the board last changed on a move's own squares (its piece arriving) before
+    `before`: the time the move was made."""
+    squares_ = shape.vacated | shape.filled
+    if shape.captured is not None:
+        squares_ |= chess.BB_SQUARES[shape.captured]
+    last = NEVER
+    for square in chess.scan_forward(squares_):
+        for when, _ in turn.events_on.get(square, ()):
+            if last < when <= before:
+                last = when
+    return last if last != NEVER else before
 
 
 def in_hand(position: Position, occupied: chess.Bitboard) -> bool:

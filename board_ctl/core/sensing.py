@@ -47,6 +47,8 @@ class Sensing(GameState):
             turn.events_on[square] = [(t, placed)]
         else:
             events.append((t, placed))
+        if turn.displaced:
+            turn.displaced &= ~bit  # (handled in this turn: read as it is from now on)
         if placed:
             # (a placement that undid a change settling: a lift that proved a blip)
             if (self.debouncer.toggle(t, square, True) and self.result is None
@@ -155,8 +157,10 @@ class Sensing(GameState):
     def _context(self, t: int) -> Context:
         # (tuple.__new__, not Context(...): a named tuple's own __new__ is a Python-level
         # call, and every reading of the board makes a context)
-        debouncer = self.debouncer
-        return _new(Context, (t, self.occupied, debouncer.settle, self._clock_in_use,
+        debouncer, occupied, displaced = self.debouncer, self.occupied, self.turn.displaced
+        if displaced:  # (pieces displaced before the turn, untouched: not a move of it)
+            occupied = (occupied & ~displaced) | (self.turn.position.occupied & displaced)
+        return _new(Context, (t, occupied, debouncer.settle, self._clock_in_use,
                               self.press.at is not None, debouncer.settled & ~debouncer.raw,
                               self._changing))
 
@@ -213,11 +217,26 @@ class Sensing(GameState):
         self.turn.made = None
         displaced = self.displaced
         if displaced.since is not None or displaced.lifted:
-            self._apply(t, displaced.explained(self.turn.board, self.occupied,
-                                               "position-mismatch" in self.out.alerts))
+            if self._still_displaced():
+                displaced.unexplained(t, 0)  # the mismatch stands until they are back
+            else:
+                self._apply(t, displaced.explained(self.turn.board, self.occupied,
+                                                   "position-mismatch" in self.out.alerts))
         if "illegal-move" in self.out.alerts and (self.illegal.at_once or
                                                   self.occupied == self.turn.position.occupied):
             self.out.clear(t, "illegal-move")  # (or the position is reinstated)
+
+    def _still_displaced(self) -> bool:
+        """Whether pieces found displaced are still away, though the board reads as the
+        game or a move under way: those displaced before the turn, or those the open
+        mismatch alert asks to put back (7.4: it clears when they are)."""
+        turn = self.turn
+        away = turn.displaced
+        alert = self.out.alerts.get("position-mismatch")
+        if alert is not None:
+            for square in alert.squares:
+                away |= chess.BB_SQUARES[square]
+        return bool(away and away & (self.occupied ^ infer.reference_occupancy(turn)))
 
     def _unexplained(self, t: int) -> None:
         position = self.turn.position

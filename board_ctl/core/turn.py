@@ -60,7 +60,7 @@ class Turn:
 
     __slots__ = ("position", "started", "touched", "events_on", "lifted_raw", "match", "seen",
                  "released", "must_move", "ambiguous", "waiting_reply", "replies",
-                 "selections", "made", "knocked")
+                 "selections", "made", "knocked", "displaced")
 
     def __init__(self, position: Position, started: int) -> None:
         self.position = position
@@ -80,6 +80,9 @@ class Turn:
         self.selections: list[tuple[int, chess.PieceType]] = []
         self.made: Shape | None = None  # a move made with other squares differing (7.4)
         self.knocked: chess.Bitboard = 0  # pieces found displaced beside a move made: no touches
+        # Pieces displaced before the turn began and untouched since (a move was completed
+        # with them away, 7.4): no move of this turn's; read as the position has them.
+        self.displaced: chess.Bitboard = 0
 
     @property
     def board(self) -> chess.Board:

@@ -180,6 +180,7 @@ class Renderer:
         self.notes: list[str] = []
         self.prev_was_promotion = False
         self.selector_after_press: chess.PieceType | None = None
+        self.pressed = False  # the clock pressed for this ply already (by a violation's hook)
 
     # -- time -------------------------------------------------------------------
 
@@ -571,13 +572,14 @@ class Renderer:
             self.notes = []
             hook = hooks.get(i)
             self._thinking(allow_idle=hook is None, move=move)
+            self.pressed = False  # (a hook may press the clock itself)
             label = hook(self, move) if hook else None
             if label is None:
                 label = self.play(move)
             san = self.board.san(move)
             mover = self.board.turn
             self.board.push(move)
-            if self._press_clock(is_last=i == len(self.moves) - 1):
+            if not self.pressed and self._press_clock(is_last=i == len(self.moves) - 1):
                 self.pause(*self.style.clock_delay)
                 self.clock(mover)
             if self.selector_after_press is not None:

@@ -11,6 +11,7 @@ real game. Every rendering lists the alert it should raise in `expected_alerts` 
 | illegal-move | puts the real move's piece on an empty square it cannot reach, presses the clock, 1-3 s later puts it back on its origin, then plays the real move with it and presses again |
 | move-changed | puts the real move's piece on another legal empty square, leaves it 1-3 s, then moves it on to the real destination |
 | position-mismatch | a piece of the side not to move that nothing can capture is knocked over during the mover's thinking time: off its square, or onto a neighbouring empty one, and put back 2-6 s later |
+| knocked-over-the-press | the same knock, and the mover makes his move (no promotion) and presses the clock before the piece is put back, 1-3 s after the press; alert code `position-mismatch` |
 | clock-no-move | presses the clock without moving, 1-3 s later plays the real move and presses again |
 
 `position-mismatch` knocks over only a piece of the side not to move that nothing can
@@ -43,11 +44,14 @@ VIOLATION_CODES = (
     "position-mismatch",
     "clock-no-move",
     "knocked-during-move",
+    "knocked-over-the-press",
 )
 ALERT_CODES = {code: code for code in VIOLATION_CODES} | {
-    "touch-move-enemy": "touch-move", "knocked-during-move": "position-mismatch"}
+    "touch-move-enemy": "touch-move", "knocked-during-move": "position-mismatch",
+    "knocked-over-the-press": "position-mismatch"}
 # Without a clock, a knocked piece of the side that just moved is its owner moving on.
-NEEDS_CLOCK = {"illegal-move", "clock-no-move", "position-mismatch", "knocked-during-move"}
+NEEDS_CLOCK = {"illegal-move", "clock-no-move", "position-mismatch", "knocked-during-move",
+               "knocked-over-the-press"}
 
 
 class NoEligiblePly(ValueError):
@@ -190,7 +194,14 @@ def _knock_options(board: chess.Board, move: chess.Move, ply: int) -> list[chess
                   and sq != board.king(not board.turn))
 
 
-def _knocked_over(sq: chess.Square) -> Hook:
+def _knock_over_the_press_options(board: chess.Board, move: chess.Move, ply: int
+                                  ) -> list[chess.Square]:
+    return [] if move.promotion else _knock_options(board, move, ply)
+
+
+def _knocked_over(sq: chess.Square, over_the_press: bool = False) -> Hook:
+    """`over_the_press`: the mover makes his move and presses the clock while the piece
+    is still displaced; it is put back in the opponent's time."""
     def hook(r: Renderer, move: chess.Move) -> str | None:
         r.pause(0.3, 2.0)
         r.lift(sq)
@@ -201,13 +212,22 @@ def _knocked_over(sq: chess.Square) -> Hook:
         if landing is not None:
             r.pause(0.05, 0.3)
             r.place(landing)
-        r.pause(2.0, 6.0)
+        label = None
+        if over_the_press:
+            r.pause(1.5, 3.0)
+            label = r.play(move)
+            r.pause(*r.style.clock_delay)
+            r.clock()
+            r.pressed = True  # (run() presses no more for this ply)
+            r.pause(1.0, 3.0)
+        else:
+            r.pause(2.0, 6.0)
         if landing is not None:
             r.lift(landing)
             r.pause(0.2, 0.8)
         r.place(sq)
         r.pause(0.5, 2.0)
-        return None
+        return label
 
     return hook
 
@@ -265,6 +285,8 @@ PLANS: dict[str, tuple[Options, Stager]] = {
     "position-mismatch": (_knock_options, _knocked_over),
     "clock-no-move": (_clock_options, _press_without_move),
     "knocked-during-move": (_knocked_in_move_options, _knocked_in_move),
+    "knocked-over-the-press": (_knock_over_the_press_options,
+                               lambda sq: _knocked_over(sq, over_the_press=True)),
 }
 
 
