@@ -187,6 +187,7 @@ def main() -> int:
             results[side].update(digests)
         differing = [(name, text, options) for name, text, options in logs
                      if results["here"][name] != results["there"][name]]
+        print("differing:", " ".join(name for name, _, _ in differing))
         for name, text, options in differing[:10]:
             print(f"{name}: {first_difference(other, text, options)}")
     print(f"same effects: {len(logs) - len(differing)} of {len(logs)} logs"
