@@ -21,6 +21,7 @@ from typing import Any, NamedTuple, TypeVar
 
 import chess
 
+from board_ctl.core.squares import named_tuple
 from board_ctl.core.timebase import MAX_SECONDS
 from board_ctl.core.timecontrol import MAX_CLOCK_SECONDS, TimeControl, TimeControlError
 from board_ctl.errors import BoardCtlError
@@ -31,8 +32,6 @@ SNAPSHOT_FORMAT = 1
 SIDE_NAMES = {chess.WHITE: "white", chess.BLACK: "black"}
 _SIDES_BY_NAME = {name: side for side, name in SIDE_NAMES.items()}
 
-
-_new = tuple.__new__
 
 
 class ClockError(BoardCtlError, ValueError):
@@ -192,9 +191,8 @@ class ChessClock:
         self._turn = not side
         self._turn_used_ms = 0
         self._run_since_ms = t_ms
-        # (tuple.__new__: without the named tuple's Python-level __new__, once a move)
-        return _new(PressResult, (self._remaining_ms[side] / 1000 if timed else None,
-                                  used / 1000))
+        return named_tuple(PressResult, (self._remaining_ms[side] / 1000 if timed else None,
+                                         used / 1000))
 
     def add_time(self, side: chess.Color, seconds: float, t: float) -> float | None:
         """Add ``seconds`` to ``side``'s clock at ``t`` (FIDE 7.5.5/9.5.3: +2 min, A.3: +1 min

@@ -14,6 +14,8 @@ from typing import NamedTuple
 
 import chess
 
+from board_ctl.core.squares import named_tuple
+
 DEFAULT_SETTLE_US = 100_000  # slide blips last 'tens of ms'; ~100 ms is the most a move may wait
 DEFAULT_SETTLE = DEFAULT_SETTLE_US / 1_000_000  # the same, in seconds
 
@@ -23,8 +25,6 @@ class SettledChange(NamedTuple):
     square: chess.Square
     occupied: bool
 
-
-_new = tuple.__new__
 
 
 class Debouncer:
@@ -96,8 +96,7 @@ class Debouncer:
                 self.deadline = None
                 bit = chess.BB_SQUARES[square]
                 self.settled ^= bit
-                # (made without the named tuple's __new__, a Python-level call)
-                return [_new(SettledChange, (t, square, bool(self.settled & bit)))]
+                return [named_tuple(SettledChange, (t, square, bool(self.settled & bit)))]
         due = sorted((t, sq) for sq, t in since.items() if t <= last)
         return [self._settle(sq, t) for t, sq in due]
 

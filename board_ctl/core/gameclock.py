@@ -15,11 +15,10 @@ import chess
 
 from board_ctl.core.clock import ChessClock, ClockReading, ExternalClock, PressResult
 from board_ctl.core.rules import Finding
+from board_ctl.core.squares import named_tuple
 from board_ctl.core.timebase import seconds
 from board_ctl.core.timecontrol import TimeControl
 
-
-_new = tuple.__new__
 
 
 def reading_running(mover: chess.Color) -> tuple[bool, bool]:
@@ -73,8 +72,7 @@ class GameClock:
         lever = self.lever  # whole ms, exact)
         pressed = lever.press(mover, at_s)
         if pressed is None or reported is None:
-            return _new(Switched, (pressed, None, False))  # (Switched(pressed), once a move,
-            # without the named tuple's Python-level __new__)
+            return named_tuple(Switched, (pressed, None, False))  # (Switched(pressed))
         when, (white, black) = reported
         reading = ClockReading(white, black, *reading_running(mover))
         # the moves made before this press, which the validator cannot count across a

@@ -28,7 +28,7 @@ import chess
 
 from board_ctl.core.position import Position
 from board_ctl.core.shapes import Shape, shape_of
-from board_ctl.core.squares import squares, subsets
+from board_ctl.core.squares import named_tuple, squares, subsets
 from board_ctl.core.timebase import FOREVER, NEVER, us
 from board_ctl.core.turn import Match, Turn
 
@@ -76,7 +76,6 @@ class Reading(NamedTuple):
 
 
 EXPLAINED: Final = Reading(True)
-_new = tuple.__new__  # (a named tuple made without its Python-level __new__, on hot paths)
 AGREES: Final = Reading(True, agrees=True)
 UNEXPLAINED: Final = Reading(False)
 
@@ -371,7 +370,7 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
     if chosen is None:  # still undecided; the reply will tell
         turn.ambiguous = Match(distinct(fitting), match.since, cutoff)
         return True
-    return _new(Answer, (match, fitting, cutoff))  # (Answer(...), made directly)
+    return named_tuple(Answer, (match, fitting, cutoff))
 
 
 # ---------------------------------------------------------------------- explaining the board
@@ -458,8 +457,8 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         return EXPLAINED  # the mover's move under way
     if turn.seen:
         found = answer(turn, ctx)
-        if isinstance(found, Answer):  # (the common completion without a clock: the
-            return _new(Reading, (True, False, found, False))  # named tuple made directly)
+        if isinstance(found, Answer):  # (the common completion without a clock)
+            return named_tuple(Reading, (True, False, found, False))
         if found:
             return EXPLAINED
     return UNEXPLAINED
@@ -491,7 +490,8 @@ def reply_to_the_move_standing(turn: Turn, ctx: Context) -> Reading | None:
     leave_match(turn, ctx)  # (as explain would next, so it may go on from here)
     if len(turn.seen) > 1 and match not in turn.released:
         return None  # (another move shown may be likelier)
-    return _new(Reading, (True, False, _new(Answer, (match, [shape], match.left_at)), False))
+    found = named_tuple(Answer, (match, [shape], match.left_at))
+    return named_tuple(Reading, (True, False, found, False))
 
 
 def answering(turn: Turn, ctx: Context) -> bool:

@@ -13,11 +13,9 @@ from board_ctl.core import inference as infer
 from board_ctl.core.debounce import SettledChange
 from board_ctl.core.inference import Answer, Context
 from board_ctl.core.rules import Finding
-from board_ctl.core.squares import squares
+from board_ctl.core.squares import named_tuple, squares
 from board_ctl.core.state import GameState
 
-
-_new = tuple.__new__
 
 
 class Sensing(GameState):
@@ -155,14 +153,12 @@ class Sensing(GameState):
         return infer.read_faulty(self.turn, self.sensed, self.faulty, deciding)
 
     def _context(self, t: int) -> Context:
-        # (tuple.__new__, not Context(...): a named tuple's own __new__ is a Python-level
-        # call, and every reading of the board makes a context)
         debouncer, occupied, displaced = self.debouncer, self.occupied, self.turn.displaced
         if displaced:  # (pieces displaced before the turn, untouched: not a move of it)
             occupied = (occupied & ~displaced) | (self.turn.position.occupied & displaced)
-        return _new(Context, (t, occupied, debouncer.settle, self._clock_in_use,
-                              self.press.at is not None, debouncer.settled & ~debouncer.raw,
-                              self._changing))
+        return named_tuple(Context, (t, occupied, debouncer.settle, self._clock_in_use,
+                                     self.press.at is not None,
+                                     debouncer.settled & ~debouncer.raw, self._changing))
 
     def _explain(self, t: int) -> None:
         if self._remote_on and self.remote.busy(self.board):

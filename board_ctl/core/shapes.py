@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 import chess
 
+from board_ctl.core.squares import named_tuple
+
 
 class Shape(NamedTuple):
     """(A named tuple: a few are made for every ply, and a frozen dataclass costs a
@@ -38,8 +40,6 @@ class Shape(NamedTuple):
         return not filled or bool(emptied & self.moved_from) or bool(self.move.promotion)
 
 
-_new = tuple.__new__
-
 
 def shape_of(board: chess.Board, move: chess.Move) -> Shape:
     frm, to = chess.BB_SQUARES[move.from_square], chess.BB_SQUARES[move.to_square]
@@ -58,8 +58,7 @@ def shape_of(board: chess.Board, move: chess.Move) -> Shape:
     if move.to_square == board.ep_square and board.is_en_passant(move):
         victim = move.to_square - 8 if board.turn == chess.WHITE else move.to_square + 8
         return Shape(move, frm | chess.BB_SQUARES[victim], to, victim, frm)
-    # (the common shapes made without the named tuple's __new__, a Python-level call)
     if board.occupied & to:
-        return _new(Shape, (move, frm, 0, move.to_square, frm))
-    return _new(Shape, (move, frm, to, None, frm))
+        return named_tuple(Shape, (move, frm, 0, move.to_square, frm))
+    return named_tuple(Shape, (move, frm, to, None, frm))
 

@@ -7,6 +7,11 @@ from collections.abc import Iterable, Iterator
 import chess
 
 NAMES = {chess.WHITE: "White", chess.BLACK: "Black"}
+
+# A named tuple made without its own __new__, a Python-level call: on the referee's hot
+# paths, named_tuple(Shape, (move, vacated, ...)) is Shape(move, vacated, ...), every field
+# given in order.
+named_tuple = tuple.__new__
 PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)
 
 
