@@ -24,7 +24,6 @@ class Outbox:
         self._signature: Hashable = None
         self._last_frame: LedFrame | None = None
         self._framed = 0  # effects already shown by a frame
-        self._framed_before = 0  # (the effects the frame being made shows begin here)
 
     def raise_(self, t: int, finding: Finding) -> None:
         alert = Alert(seconds(t), finding.code, finding.side, finding.squares, finding.text)
@@ -66,9 +65,10 @@ class Outbox:
         the open alerts, the sound of the new effects and, while the players must restore
         the position, the `boards` (what the sensors show, what the game needs): the work
         is skipped while that signature is unchanged."""
-        sound = self._new_sound()
-        if sound is None:
+        new = self._new_effects()
+        if new is None:
             return  # (nothing new)
+        sound = _sounds(new)
         alerts = self.alerts
         shown: tuple[tuple[str, tuple[chess.Square, ...]], ...] = tuple(
             (a.code, a.squares) for a in alerts.values()) if alerts else ()
@@ -76,7 +76,7 @@ class Outbox:
         if signature == self._signature:
             return
         self._signature = signature
-        frame = led_frame(seconds(t), view(), self.effects[self._framed_before:])
+        frame = led_frame(seconds(t), view(), new)
         last = self._last_frame
         if last is None or (frame.squares, frame.status, frame.guidance, frame.buzzer) != (
                 last.squares, last.status, last.guidance, last.buzzer):
@@ -86,11 +86,11 @@ class Outbox:
         """`frame` for a board that lights nothing (no alert, result, candidate, must-move,
         faulty sensor or remote side: most of a game), `side` to move: built directly and
         compared with the last frame, without a signature."""
-        sound = self._new_sound()
-        if sound is None:
+        new = self._new_effects()
+        if new is None:
             return  # (nothing new)
         self._signature = None  # (the next full frame is worked out anew)
-        frame = nothing_lit(seconds(t), side, self.effects[self._framed_before:] if sound else ())
+        frame = nothing_lit(seconds(t), side, new if _sounds(new) else ())
         last = self._last_frame
         if (last is not None and not last.squares and not last.guidance
                 and frame.buzzer == last.buzzer
@@ -101,19 +101,16 @@ class Outbox:
             # statuses differ, and are shared)
         self._show(frame)
 
-    def _new_sound(self) -> bool | None:
-        """Whether the effects since the last frame sound the buzzer (an alert, a result);
-        None when nothing happened since (then no frame is due). Marks them framed."""
+    def _new_effects(self) -> list[Effect] | None:
+        """The effects since the last frame, marked framed; None when nothing happened
+        since (then no frame is due)."""
         effects = self.effects
         framed = self._framed
         if not self.dirty and len(effects) == framed:
             return None
         self.dirty = False
-        self._framed_before, self._framed = framed, len(effects)
-        for effect in effects[framed:] if framed else effects:  # (a loop, not any() over a
-            if isinstance(effect, (Alert, GameOver)):  # generator: most frames have none)
-                return True
-        return False
+        self._framed = len(effects)
+        return effects[framed:]
 
     def _show(self, frame: LedFrame) -> None:
         self.effects.append(frame)
@@ -125,3 +122,11 @@ class Outbox:
         out, self.effects = self.effects, []
         self._framed = 0
         return out
+
+
+def _sounds(effects: list[Effect]) -> bool:
+    """Whether these effects sound the buzzer: an alert, a result."""
+    for effect in effects:  # (a loop, not any() over a generator: most frames have none)
+        if isinstance(effect, (Alert, GameOver)):
+            return True
+    return False
