@@ -553,15 +553,7 @@ def arrived_with_others(turn: Turn, occupied: chess.Bitboard, pressed: bool = Fa
     emptied = position.occupied & ~occupied
     filled = occupied & ~position.occupied
     found: list[tuple[int, int, Shape]] = []
-    first_lift = FOREVER
-    for square in chess.scan_forward(emptied & position.board.occupied_co[position.board.turn]):
-        for when, placed_ in turn.events_on.get(square, ()):
-            if not placed_:
-                first_lift = min(first_lift, when)
-                break
-    # (with the hand gone, a capture nobody saw land: if nothing came down after a lift)
-    unseen_captures = pressed and not any(_placed_after(turn, square, first_lift)
-                                          for square in chess.scan_forward(filled))
+    unseen_captures = pressed and _nothing_down_since_lifted(turn, emptied, filled)
     for shape in position.moves_from(emptied & position.board.occupied_co[position.board.turn]):
         if shape.vacated & ~emptied or shape.filled & ~filled:
             continue
@@ -580,6 +572,21 @@ def arrived_with_others(turn: Turn, occupied: chess.Bitboard, pressed: bool = Fa
             # (of one piece's moves, the one that accounts for most of the board)
             found.append((lifted, others.bit_count(), shape))
     return min(found, key=lambda item: item[:2])[2] if found else None
+
+
+def _nothing_down_since_lifted(turn: Turn, emptied: chess.Bitboard,
+                               filled: chess.Bitboard) -> bool:
+    """Whether no square was filled after the mover's first lift (with the hand gone, a
+    capture nobody saw land can then have been made: his piece came down nowhere else)."""
+    own = turn.position.board.occupied_co[turn.position.board.turn]
+    first_lift = FOREVER
+    for square in chess.scan_forward(emptied & own):
+        for when, placed_ in turn.events_on.get(square, ()):
+            if not placed_:
+                first_lift = min(first_lift, when)
+                break
+    return not any(_placed_after(turn, square, first_lift)
+                   for square in chess.scan_forward(filled))
 
 
 def _placed_after(turn: Turn, square: chess.Square, t: int) -> bool:
