@@ -182,11 +182,12 @@ def test_lichess_sequence_without_a_clock(tmp_path: Path, seed: int) -> None:
     assert quick, "the window has a recapture"
     plies = window.end - window.start
     holds = [midpoint(rendered, window.start + i) for i in range(plies) if i not in quick]
+    # the PyPI client reads the board too; it only talks to port 1982 (see below). (Looked
+    # for first: a test that skips without it must not leave the board running.)
+    cli, cli_env = livechess_cli()
     link = tmp_path / "board"
     board = HeldBoard(link, log, holds)
     expected = window.sans()
-    # the PyPI client reads the board too; it only talks to port 1982 (see below)
-    cli, cli_env = livechess_cli()
     host = (f"127.{random.randrange(1, 255)}.{random.randrange(1, 255)}."
             f"{random.randrange(2, 255)}")
     positions = [window.board_at(window.start + n).board_fen() for n in range(plies + 1)]
