@@ -26,6 +26,8 @@ the other side than the one that pressed.
 from __future__ import annotations
 
 import argparse
+import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -60,8 +62,29 @@ _PROMOTIONS = {chess.QUEEN: P.PROMOTE_Q, chess.ROOK: P.PROMOTE_R,
                chess.BISHOP: P.PROMOTE_B, chess.KNIGHT: P.PROMOTE_N}
 
 
+class LinkError(OSError):
+    """The link cannot be made (exit status 2: a bad --link), or another emulator has
+    it (status 1)."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def link_board_id(path: Path) -> str:
+    """The board id an emulator at `path` says it is (HELLO_ACK): the same from one run
+    to the next, as a real board's, so a host resumes a game left unfinished on it, and
+    only on it; another link is another board. (A hash: the protocol keeps ids short.)"""
+    digest = hashlib.sha1(os.path.abspath(path).encode("utf-8")).hexdigest()[:12]
+    return f"emulator-{digest}"
+
+
 class PtyLink:
-    """A pseudo-terminal whose slave end the symlink `path` names; we keep the master."""
+    """A pseudo-terminal whose slave end the symlink `path` names; we keep the master.
+
+    The link is ours while we run: a lock file beside it (`.NAME.lock`, flock'd, with our
+    pid) keeps a second emulator from taking it over, and from deleting it as it exits.
+    A link left behind by an emulator that was killed is stale: it is replaced."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -69,8 +92,48 @@ class PtyLink:
         self.slave: int | None = None
         self.device = ""
         self.dropped = 0  # frames the host was too slow to take
+        self.lock_path = path.with_name(f".{path.name}.lock")
+        self._lock: int | None = None
+
+    def claim(self) -> None:
+        """Take the link for this process, or raise LinkError saying who has it."""
+        folder = self.path.parent
+        if not folder.is_dir():
+            raise LinkError(f"--link {self.path}: its folder {folder} does not exist")
+        while self._lock is None:
+            try:
+                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError as exc:
+                raise LinkError(f"--link {self.path}: cannot make its lock file "
+                                f"{self.lock_path}: {exc.strerror or exc}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+                os.close(fd)
+                raise LinkError(f"--link {self.path} is in use by another board-emulator "
+                                f"(pid {owner}): stop that one, or give this one another "
+                                f"--link", status=1) from None
+            try:  # the file we locked must still be the one at the path (see release)
+                same = os.stat(self.lock_path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            self._lock = fd
+
+    def release(self) -> None:
+        """Give the link up (at exit): the lock file goes, then the lock."""
+        if self._lock is not None:
+            self.lock_path.unlink(missing_ok=True)
+            os.close(self._lock)
+            self._lock = None
 
     def open(self) -> str:
+        self.claim()
         master, slave = os.openpty()
         # Raw: no echo, no CR/LF translation, no ^C signal, so every frame byte passes.
         tty.setraw(slave)
@@ -78,9 +141,17 @@ class PtyLink:
         self.master, self.slave = master, slave  # we hold the slave too: a host closing
         self.device = os.ttyname(slave)  # and reopening the port is no hang-up for us
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.unlink(missing_ok=True)
-        os.symlink(self.device, tmp)
-        os.replace(tmp, self.path)  # atomically replaces a stale link
+        try:
+            tmp.unlink(missing_ok=True)
+            os.symlink(self.device, tmp)
+            os.replace(tmp, self.path)  # atomically replaces a stale link
+        except OSError as exc:
+            os.close(master)
+            os.close(slave)
+            self.master = self.slave = None
+            tmp.unlink(missing_ok=True)
+            raise LinkError(f"--link {self.path}: cannot make the link: "
+                            f"{exc.strerror or exc}") from None
         return self.device
 
     def close(self) -> None:
@@ -137,6 +208,7 @@ class Emulator:
     out: IO[str] = field(default_factory=lambda: sys.stdout)
     clock: Any = time.monotonic
     to_move: chess.Color = chess.WHITE  # the side to move at the start (interactive "clock")
+    board_id: str = ""  # said at HELLO ("": made from the link's path, link_board_id)
 
     def __post_init__(self) -> None:
         self.t0 = self.clock()  # our millisecond clock starts here
@@ -220,7 +292,7 @@ class Emulator:
             self.connected = True  # for the replies; withdrawn on a version mismatch
             # The speed lets a host keep the log's own timeline (board_ctl's LinkBoard).
             self.send(P.HELLO_ACK, f"{EMULATOR_FIRMWARE} speed={self.speed:g}",
-                      f"emulator-{os.getpid()}")
+                      self.board_id or link_board_id(self.link.path))
             if msg.version != P.PROTOCOL_VERSION:
                 self.send(P.ERROR, P.ERR_VERSION, "board speaks protocol %d, host sent %d"
                           % (P.PROTOCOL_VERSION, msg.version))
@@ -277,13 +349,18 @@ class Emulator:
     # --- the loop
 
     def run(self) -> int:
-        self.print(f"LINK {self.link.path} -> {self.link.open()}")
+        try:
+            self.print(f"LINK {self.link.path} -> {self.link.open()}")
+        except LinkError:
+            self.link.release()
+            raise
         if self.interactive:
             self.print("type `help` for commands; waiting for the host's HELLO")
         try:
             return self._loop()
         finally:
             self.link.close()
+            self.link.release()
             log.info("sent %d events; host frames dropped: %d; frames the host did not take:"
                      " %d", self.sent, self.decoder.dropped, self.link.dropped)
 
@@ -516,7 +593,10 @@ def _positive(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="board-emulator",
-        description="Play the board's microcontroller on a pseudo-terminal.")
+        description="Play the board's microcontroller on a pseudo-terminal. Exit status: "
+                    "0 done (the log played and read by the host, or stopped); 1 the host "
+                    "did not read it all, or another board-emulator has the link; 2 a bad "
+                    "option, log or link (its folder missing).")
     p.add_argument("--link", required=True, type=Path,
                    help="symlink to create for the pty (the host opens this path)")
     p.add_argument("--log", type=Path, help="sensor log (JSON lines) to play")
@@ -555,6 +635,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="buttons and slips: hint@N, takeback@N, offer@N, resign@N "
                            "(his N-th move), mistake@N (the computer's N-th move put on "
                            "a wrong square first)")
+    p.add_argument("--board-id", default="", metavar="ID",
+                   help="the board id it says to the host (default: one made from the "
+                        "link's path, the same at every run)")
     p.add_argument("-v", "--verbose", action="store_true")
     return p
 
@@ -609,9 +692,13 @@ def main(argv: list[str] | None = None) -> int:
         PtyLink(args.link), script, occupied, speed=args.speed, start_at=args.start_at,
         until=args.until, heartbeat=args.heartbeat, drain_timeout=args.drain_timeout,
         yank_at=args.yank_at, yank_for=args.yank_for, record=record,
-        interactive=args.interactive, stdin=sys.stdin, to_move=to_move)
+        interactive=args.interactive, stdin=sys.stdin, to_move=to_move,
+        board_id=args.board_id)
     try:
         return emulator.run()
+    except LinkError as exc:
+        print(f"board-emulator: {exc}", file=sys.stderr)
+        return exc.status
     except KeyboardInterrupt:
         return 130
     finally:
@@ -647,11 +734,14 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     emulator = PlayerEmulator(
         PtyLink(args.link), [], board.occupied, speed=args.speed, heartbeat=args.heartbeat,
         drain_timeout=args.drain_timeout, yank_at=args.yank_at, yank_for=args.yank_for,
-        record=record)
+        record=record, board_id=args.board_id)
     emulator.person = person
     emulator.games = args.games
     try:
         return emulator.run()
+    except LinkError as exc:
+        print(f"board-emulator: {exc}", file=sys.stderr)
+        return exc.status
     except KeyboardInterrupt:
         return 130
     finally:
