@@ -38,6 +38,15 @@ class ArchiveError(BoardCtlError, LookupError):
 class DataDirBusy(BoardCtlError, RuntimeError):
     """Another service holds the data directory."""
 
+    def __init__(self, root: Path, owner: str) -> None:
+        self.root, self.owner = root, owner
+        super().__init__(f"{self.owner_text} (another board-ctl run): stop that one, or "
+                         f"give this one its own --data-dir")
+
+    @property
+    def owner_text(self) -> str:
+        return f"the data directory {self.root} is already in use by pid {self.owner}"
+
 
 def default_data_dir() -> Path:
     """Where the games are archived unless told: $BOARD_CTL_DATA; else $STATE_DIRECTORY
@@ -75,9 +84,7 @@ class DataDirLock:
         except BlockingIOError:
             owner = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
-            raise DataDirBusy(f"the data directory {self.root} is already in use by pid "
-                              f"{owner} (another board-ctl run): stop that one, or give "
-                              f"this one its own --data-dir") from None
+            raise DataDirBusy(self.root, owner) from None
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
@@ -134,21 +141,32 @@ class GameEntry:
     def finished(self) -> bool:
         return self.recovered.finished
 
+    @property
+    def abandoned(self) -> bool:
+        return self.recovered.abandoned
+
+    @property
+    def status(self) -> str:
+        """The result, or why there is none yet: "1-0", "* (in progress)", "* (abandoned)"."""
+        if self.abandoned:
+            return f"{self.result} (abandoned)"
+        return self.result if self.finished else f"{self.result} (in progress)"
+
     def record(self, profile: Profile | None = None) -> GameRecord:
         """The game as its journal's events replay it (the referee is deterministic).
 
         Up to the last time journaled (an effect or a time mark included: a flag that
         fell on a timer has no event of its own). A finished game is settled there as the
-        service settled it; a game in progress is not: a move still on its way (a piece
-        in hand, a press not yet made) is not guessed at, so the record has exactly the
-        moves completed so far."""
+        service settled it; a game in progress or abandoned is not: a move still on its
+        way (a piece in hand, a press not yet made) is not guessed at, so the record has
+        exactly the moves completed so far."""
         recovered = self.recovered
         start = recovered.start
         time_control = TimeControl.parse(start.time_control) if start.time_control else None
         profile = profile or PROFILES.get(recovered.profile, PROFILES["fide"])
         referee, record = new_game(start, profile, time_control)
         feed_all(referee, record, recovered.events)
-        if self.finished:
+        if recovered.settled:
             record.extend(referee.finish(recovered.last_t))
         else:
             record.extend(referee.feed(ev.Tick(max(recovered.last_t, referee.now))))
@@ -163,6 +181,22 @@ class GameEntry:
         lines = [start_to_json(self.recovered.start)]
         lines += [event_to_json(event) for event in self.recovered.events]
         return "".join(dumps(line) + "\n" for line in lines)
+
+
+def _board_of(journal: Path) -> str | None:
+    """The board a journal's game is played on, from its first line alone (None: not
+    said, a journal from before boards were named, or a first line that is damaged)."""
+    try:
+        with journal.open("rb") as stream:
+            first = stream.readline(64 * 1024)
+    except OSError:
+        return None
+    try:
+        record = decode_record(first.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    board = record.get("board") if record is not None else None
+    return board if isinstance(board, str) else None
 
 
 def _ends_cleanly(journal: Path) -> bool:
@@ -198,17 +232,19 @@ class Archive:
     def new_game(
         self, start: StartInfo, now: dt.datetime, profile: str = "fide",
         files: dict[str, str] | None = None, *, commit: bool = True,
+        board: str | None = None,
     ) -> tuple[str, JournalWriter]:
-        """A new game named by its start time, and its journal. With commit False its
-        folder and journal are made at the journal's first commit: a game that never
-        gets that far leaves nothing behind."""
+        """A new game named by its start time, played on `board`, and its journal. With
+        commit False its folder and journal are made at the journal's first commit: a
+        game that never gets that far leaves nothing behind."""
         base = now.strftime(ID_FORMAT)
         game_id, n = base, 1
         while (self.games_dir / game_id).exists():
             n += 1
             game_id = f"{base}-{n}"
         path = self.games_dir / game_id / JOURNAL
-        return game_id, JournalWriter.create(path, start, profile, files, commit=commit)
+        return game_id, JournalWriter.create(path, start, profile, files, commit=commit,
+                                             board=board)
 
     def games(self) -> list[GameEntry]:
         if not self.games_dir.is_dir():
@@ -220,20 +256,45 @@ class Archive:
                 entries.append(GameEntry(folder.name, folder, read_journal(journal)))
         return entries
 
-    def unfinished(self) -> GameEntry | None:
-        """The latest game not yet over: what a restarted service resumes. (A journal
-        whose last line is an intact end record is over: only its tail is read, so a
-        start-up does not read months of games.)"""
+    def unfinished(self, board: str | None = None) -> GameEntry | None:
+        """What a service starting on `board` may resume: the latest game played on that
+        board, if it is not over. A game of another board is never resumed here, nor one
+        the board has played a later game after. (A journal from before boards were
+        named counts as any board's. A journal whose last line is an intact end record
+        is over: only its first line and its tail are read, so a start-up does not read
+        months of games.) With `board` None: the latest unfinished game of any board."""
         if not self.games_dir.is_dir():
             return None
         for folder in sorted(self.games_dir.iterdir(), reverse=True):
             journal = folder / JOURNAL
-            if not journal.is_file() or _ends_cleanly(journal):
+            if not journal.is_file():
                 continue
+            played_on = _board_of(journal)
+            if board is not None and played_on is not None and played_on != board:
+                continue  # another board's game
+            if _ends_cleanly(journal):
+                if board is None or played_on is None:
+                    continue
+                return None  # this board's latest game is over
             entry = GameEntry(folder.name, folder, read_journal(journal))
             if not entry.finished:
                 return entry
+            if board is not None and played_on is not None:
+                return None
         return None
+
+    def abandon(self, entry: GameEntry, writer: JournalWriter | None = None) -> None:
+        """Leave an unfinished game unfinished for good: its journal (`writer`, if it is
+        open already) gets an end record saying so (its moves stay: `board-ctl export`),
+        and no start resumes it again. Raises JournalError (a journal that cannot be
+        written)."""
+        if writer is None:
+            writer = JournalWriter.reopen(entry.folder / JOURNAL, entry.recovered)
+        try:
+            writer.end(entry.recovered.last_t, abandoned=True)
+        finally:
+            writer.close()
+        entry.recovered.ended = entry.recovered.abandoned = True
 
     def find(self, name: str) -> GameEntry:
         games = self.games()

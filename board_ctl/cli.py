@@ -92,8 +92,25 @@ def _archive(args: argparse.Namespace) -> Any:
     return Archive(Path(args.data_dir) if args.data_dir else default_data_dir())
 
 
+def _missing_data_dir(args: argparse.Namespace, command: str) -> int | None:
+    """A --data-dir given that does not exist is a typo, not an empty archive: one line,
+    exit status 2 (the default one may simply not be made yet)."""
+    if args.data_dir and not Path(args.data_dir).is_dir():
+        return _fail(command, f"--data-dir {args.data_dir}: no such directory (the data "
+                              f"directory `board-ctl run --data-dir` wrote to)")
+    return None
+
+
 def _games(args: argparse.Namespace) -> int:
+    from board_ctl.record import UNKNOWN_EVENT
+    from board_ctl.words import count
+
+    failed = _missing_data_dir(args, "games")
+    if failed is not None:
+        return failed
     archive = _archive(args)
+    if args.abandon:
+        return _abandon(archive, args.abandon)
     games = archive.games()
     if not games:
         print(f"no games in {archive.games_dir}")
@@ -102,11 +119,41 @@ def _games(args: argparse.Namespace) -> int:
     for game in games:
         tags = game.tags
         players = f"{tags.get('White', '?')} - {tags.get('Black', '?')}"
-        status = game.result if game.finished else f"{game.result} (in progress)"
-        print(f"{game.game_id:<20} {tags.get('Event', '-')[:22]:<22} {players[:34]:<34} "
-              f"{game.plies:>5}  {status}")
+        print(f"{game.game_id:<20} {tags.get('Event', UNKNOWN_EVENT)[:22]:<22} "
+              f"{players[:34]:<34} {game.plies:>5}  {game.status}")
         for problem in game.recovered.problems:
             print(f"  ! {problem}")
+    unfinished = [g for g in games if not g.finished]
+    if unfinished:
+        print(f"{count(len(unfinished), 'game')} in progress: each goes on when "
+              f"`board-ctl run` starts on its board and the board shows its position; "
+              f"`board-ctl games --abandon GAME` leaves one unfinished for good")
+    return 0
+
+
+def _abandon(archive: Any, name: str) -> int:
+    """`games --abandon GAME`: the game stays as it is, unfinished, and is never resumed."""
+    from board_ctl.archive import ArchiveError, DataDirBusy
+    from board_ctl.words import count
+
+    try:
+        lock = archive.lock()
+    except DataDirBusy as exc:  # the service there has the game: it is not ours to end
+        return _fail("games", f"{exc.owner_text}: its board abandons its unfinished game "
+                              f"when set up in the start position; or stop it first", 1)
+    try:
+        try:
+            game = archive.find(name)
+        except ArchiveError as exc:
+            return _fail("games", str(exc))
+        if game.finished:
+            what = "abandoned already" if game.abandoned else f"over ({game.result})"
+            return _fail("games", f"game {game.game_id} is {what}: nothing to abandon")
+        archive.abandon(game)
+    finally:
+        lock.release()
+    print(f"game {game.game_id} abandoned: its {count(game.plies, 'ply', 'plies')} stay "
+          f"in the archive (`board-ctl export {game.game_id}`); no start resumes it")
     return 0
 
 
@@ -114,6 +161,9 @@ def _export(args: argparse.Namespace) -> int:
     from board_ctl.archive import ArchiveError
     from board_ctl.outputs import write_all
 
+    failed = _missing_data_dir(args, "export")
+    if failed is not None:
+        return failed
     archive = _archive(args)
     try:
         if args.event:
@@ -250,10 +300,18 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     add_run_parser(commands)
 
     games = commands.add_parser(
-        "games", help="list the games in the data directory",
+        "games", help="list the games in the data directory; abandon an unfinished one",
         description="List the games archived in the data directory, finished or in "
-                    "progress, with any problem their journals show.")
+                    "progress, with any problem their journals show. A game in progress "
+                    "goes on when `board-ctl run` starts on its board and the board shows "
+                    "its position; --abandon leaves it unfinished for good. Exit status: "
+                    "0 done; 1 the data directory is in use (a service is running there); "
+                    "2 no such game or data directory.")
     games.add_argument("--data-dir", help="the data directory (default: {data_dir})")
+    games.add_argument("--abandon", metavar="GAME",
+                       help="leave this unfinished game unfinished for good (its id as "
+                            "listed, or the start of it): its moves stay, no start resumes "
+                            "it")
     games.set_defaults(func=_games)
 
     export = commands.add_parser(

@@ -23,7 +23,10 @@ A service that resumes a damaged journal keeps the original beside it
 (`journal.jsonl.damaged`) and rewrites the journal with what was recovered.
 
 Records:
-    {"ev": "start", "profile": ..}  the game's start (sensor-log `start` object, and profile)
+    {"ev": "start", "profile": .., "board": ..}
+                                    the game's start (sensor-log `start` object, the rule
+                                    profile and the board it is played on: a game resumes
+                                    only on that board)
     {"kind": "files", "pgn": ..}    where the game's PGN, report and sensor log are written
     {"t": .., "ev": "lift", ...}    every sensor/clock/button event (sensor-log objects)
     {"t": .., "kind": "move", ...}  every effect (game-report objects, LED frames excepted)
@@ -32,7 +35,9 @@ Records:
     {"t": .., "kind": "order"}      an arbiter's order, {"kind": "ack"} an alert acknowledged
                                     (board_ctl.hall: who did what; the game's own effects
                                     of an order are the events and effects that follow)
-    {"t": .., "kind": "end"}        the game is over and archived
+    {"t": .., "kind": "end"}        the game is over and archived; with "abandoned": true,
+                                    left unfinished for good (a new game was set up on its
+                                    board, or `board-ctl games --abandon`)
 """
 
 from __future__ import annotations
@@ -113,8 +118,10 @@ class Recovered:
     events: list[ev.Event]
     effects: list[dict[str, Any]]
     profile: str = "fide"
+    board: str | None = None  # the board it is played on (None: a journal from before)
     resumes: int = 0
     ended: bool = False
+    abandoned: bool = False  # ended unfinished: nothing settled or guessed at its end
     last_t: float = 0.0
     intact_lines: int = 0  # lines at the start of the file that are read as written
     problems: list[str] = field(default_factory=list)
@@ -127,6 +134,13 @@ class Recovered:
     def finished(self) -> bool:
         """Over (a result), or archived as ended: not to be resumed, and its end settled."""
         return self.ended or any(e.get("kind") == "result" for e in self.effects)
+
+    @property
+    def settled(self) -> bool:
+        """Finished, and settled at its end as the service settles a game that ends (a
+        move on its way completed): an abandoned game is not, it keeps only the moves
+        that were made."""
+        return self.finished and not self.abandoned
 
 
 @dataclass
@@ -345,7 +359,7 @@ def replay_effects(recovered: Recovered) -> list[dict[str, Any]]:
     effects: list[Effect] = []
     for event in recovered.events:
         effects += referee.feed(event)
-    effects += (referee.finish(recovered.last_t) if recovered.finished
+    effects += (referee.finish(recovered.last_t) if recovered.settled
                 else referee.feed(ev.Tick(max(recovered.last_t, referee.now))))
     return [line for effect in effects if not isinstance(effect, LedFrame)
             if (line := report_object(effect)) is not None]
@@ -354,7 +368,7 @@ def replay_effects(recovered: Recovered) -> list[dict[str, Any]]:
 def _take(recovered: Recovered, record: dict[str, Any], number: int,
           problems: list[str]) -> None:
     if "ev" in record:
-        obj = {k: v for k, v in record.items() if k != "profile"}
+        obj = {k: v for k, v in record.items() if k not in ("profile", "board")}
         try:
             item = parse_line(json.dumps(obj), number)
         except SensorLogError as exc:
@@ -363,6 +377,8 @@ def _take(recovered: Recovered, record: dict[str, Any], number: int,
         if isinstance(item, StartInfo):
             recovered.start = item
             recovered.profile = str(record.get("profile", "fide"))
+            board = record.get("board")
+            recovered.board = board if isinstance(board, str) else None
         elif item is not None:
             recovered.events.append(item)
             recovered.last_t = max(recovered.last_t, item.t)
@@ -372,6 +388,7 @@ def _take(recovered: Recovered, record: dict[str, Any], number: int,
         recovered.resumes += 1
     elif kind == "end":
         recovered.ended = True
+        recovered.abandoned = record.get("abandoned") is True
     elif kind == "files":
         recovered.files = {k: str(v) for k, v in record.items()
                            if k in ("pgn", "report", "sensor") and isinstance(v, str)}
@@ -411,12 +428,16 @@ class JournalWriter:
 
     @classmethod
     def create(cls, path: Path, start: StartInfo, profile: str = "fide",
-               files: dict[str, str] | None = None, *, commit: bool = True
-               ) -> JournalWriter:
-        """A new journal (never overwriting one). With commit False, the file is
-        created at the first `commit` (nothing is left on disk if that fails)."""
+               files: dict[str, str] | None = None, *, commit: bool = True,
+               board: str | None = None) -> JournalWriter:
+        """A new journal (never overwriting one) of a game played on `board`. With
+        commit False, the file is created at the first `commit` (nothing is left on disk
+        if that fails)."""
         writer = cls(AppendFile(path, "journal", durable=True, fresh=True))
-        writer.stage([start_to_json(start) | {"profile": profile}])
+        first = start_to_json(start) | {"profile": profile}
+        if board is not None:
+            first["board"] = board
+        writer.stage([first])
         if files:
             writer.stage([{"kind": "files", **files}])
         if commit:
@@ -424,10 +445,9 @@ class JournalWriter:
         return writer
 
     @classmethod
-    def resume(cls, path: Path, recovered: Recovered, t: float) -> JournalWriter:
+    def reopen(cls, path: Path, recovered: Recovered) -> JournalWriter:
         """Go on writing a recovered journal: a torn tail is cut off; a damaged journal
-        is kept beside (`.damaged`) and rewritten with what was recovered. Then the
-        restart is marked."""
+        is kept beside (`.damaged`) and rewritten with what was recovered."""
         try:
             if recovered.damaged:
                 lines = [encode_record(record | {"seq": n})
@@ -452,7 +472,12 @@ class JournalWriter:
                 seq = recovered.last_seq
         except OSError as exc:
             raise JournalError(describe(exc, "journal", path)) from None
-        writer = cls(AppendFile(path, "journal", durable=True), seq)
+        return cls(AppendFile(path, "journal", durable=True), seq)
+
+    @classmethod
+    def resume(cls, path: Path, recovered: Recovered, t: float) -> JournalWriter:
+        """`reopen`, then the restart is marked."""
+        writer = cls.reopen(path, recovered)
         writer.write([{"t": round(t, 6), "kind": "resume"}])
         return writer
 
@@ -490,8 +515,12 @@ class JournalWriter:
     def files(self, files: dict[str, str]) -> None:
         self.stage([{"kind": "files", **files}])
 
-    def end(self, t: float) -> None:
-        self.write([{"t": round(t, 6), "kind": "end"}])
+    def end(self, t: float, *, abandoned: bool = False) -> None:
+        """The game is over (abandoned: left unfinished for good)."""
+        record: dict[str, Any] = {"t": round(t, 6), "kind": "end"}
+        if abandoned:
+            record["abandoned"] = True
+        self.write([record])
 
     def close(self) -> None:
         """Commit what is staged (a failure is logged: the records are lost with the

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+UNKNOWN_EVENT = "?"  # a game's Event tag when none was given (the PGN standard's "unknown")
+
 PGN_TERMINATION = {
     "time-forfeit": "time forfeit",
     "rules-infraction": "rules infraction",
@@ -165,7 +167,7 @@ class GameRecord:
         if self.start_fen != chess.STARTING_FEN:
             game.setup(board)
         day = date or dt.date.today()
-        game.headers["Event"] = tags.get("Event", "board_ctl game")
+        game.headers["Event"] = tags.get("Event", UNKNOWN_EVENT)
         game.headers["Site"] = tags.get("Site", "?")
         game.headers["Date"] = tags.get("Date", day.strftime("%Y.%m.%d"))
         game.headers["Round"] = tags.get("Round", "-")

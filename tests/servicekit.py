@@ -36,8 +36,9 @@ class FakeBoard:
 
     description = "fake board"
 
-    def __init__(self, description: str = "fake board") -> None:
+    def __init__(self, description: str = "fake board", identity: str = "fake board") -> None:
         self.description = description
+        self.identity = identity
         self.frames: list[LedFrame] = []
         self.put: Callable[[object], None] | None = None
         self.stopped = False

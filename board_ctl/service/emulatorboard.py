@@ -74,6 +74,10 @@ class EmulatorBoard:
         self.python = python
         self.extra_args = extra_args
         self.description = "board emulator"
+        # One board, whatever it plays: its games never resume on a real board (nor on
+        # an emulator at another link), and a game of its own resumes only when it shows
+        # that game's position (it starts from its start position: a new game then).
+        self.identity = "board emulator (built in)"
         self.proc: subprocess.Popen[bytes] | None = None
         self.link_board: LinkBoard | None = None
         self._stack = contextlib.ExitStack()

@@ -58,17 +58,19 @@ from board_ctl.core.effects import (
 from board_ctl.archive import JOURNAL, Archive, DataDirLock, GameEntry
 from board_ctl.core.leds import led_frame
 from board_ctl.core.profiles import PROFILES, Profile
+from board_ctl.core.referee import Referee
 from board_ctl.errors import BoardCtlError
 from board_ctl.journal import DAMAGED, JournalWriter
 from board_ctl.opponent.messages import EngineFailed, EngineReply
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
-from board_ctl.service.game import GameFiles, GameSession, OutputNamer
+from board_ctl.service.game import GameFiles, GameSession, OutputNamer, rebuilt
 from board_ctl.service.messages import BoardDone, Command, LinkDown, LinkUp, NewGame
 from board_ctl.storage import AppendFile, StorageError, describe, make_directory, unique_name
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
 from board_ctl.service.view import NullView, View, ViewState
+from board_ctl.words import count
 
 if TYPE_CHECKING:  # the engine's driver is loaded only when a game has an opponent
     from board_ctl.opponent.opponent import Opponent
@@ -76,6 +78,9 @@ if TYPE_CHECKING:  # the engine's driver is loaded only when a game has an oppon
 log = logging.getLogger(__name__)
 
 POLL = 0.25  # s: the loop wakes at least this often (stop requests, watchdog, timeouts)
+# Squares an unfinished game's position may differ by, at the board's first report, and
+# still be the position (a castling made while the power was off changes four).
+NEAR_POSITION = 4
 BATCH = 256  # queue items at most in one batch (one fsync): the LEDs never wait long
 STORAGE_CHECK_EVERY = 1.0  # s: files deleted under the service, writes to retry
 
@@ -94,6 +99,29 @@ def setup_frame(t: float, occupied: chess.Bitboard, expected: chess.Bitboard) ->
     lights += [SquareLight(sq, Colour.RED, Blink.SLOW)
                for sq in chess.scan_forward(occupied & ~expected)]
     return LedFrame(t, tuple(sorted(lights, key=lambda light: light.square)), StatusLights())
+
+
+@dataclass
+class HeldGame:
+    """This board's unfinished game, found at start-up: it goes on when the board shows
+    its position (or a new game starts when the board shows the start position)."""
+
+    entry: GameEntry
+    journal: JournalWriter  # reopened, to go on with it or to abandon it
+    referee: Referee  # rebuilt from the journal: where the game stood
+    moves: list[str]  # SAN of its moves
+    looked: bool = False  # the board's first report was judged
+
+    def summary(self) -> str:
+        return moves_summary(self.moves)
+
+
+def moves_summary(moves: Sequence[str]) -> str:
+    """ "6 moves (... 3. Qh5 Nf6)": how many, and the last few."""
+    shown = " ".join(f"{i // 2 + 1}. {san}" if i % 2 == 0 else san
+                     for i, san in enumerate(moves[-6:], start=len(moves[:-6])))
+    return (f"{count(len(moves), 'move')} ({'... ' if len(moves) > 6 else ''}"
+            f"{shown or 'none yet'})")
 
 
 class Service:
@@ -121,6 +149,7 @@ class Service:
         self._clock = clock
         self.queue: queue.Queue[object] = queue.Queue()
         self.session: GameSession | None = None
+        self._held: HeldGame | None = None  # this board's unfinished game, not yet resumed
         self.games: list[GameFiles] = []  # every game's files (a finished game's referee
         # and record are let go: the service runs for months)
         self.last_session: GameSession | None = None  # the latest game, also once closed
@@ -192,10 +221,9 @@ class Service:
                 self.board.stop()
             self._release()
             raise
-        session = self.session
-        if session is not None:  # resumed: show the game where it stands until the board
-            # reports (its snapshot at connection is reconciled by the referee)
-            self._send_frame(led_frame(session.resume_at, session.referee.led_view()))
+        held = self._held
+        if held is not None:  # show the game where it stood until the board reports
+            self._send_frame(led_frame(held.referee.now, held.referee.led_view()))
             self._publish(())
         self._message(f"board: {self.board.description}")
         self.notifier.ready(f"board {self.board.description}")
@@ -273,6 +301,11 @@ class Service:
             self._event_at = (event.t, self._last_event)
             self._track(event)
         self._t = event.t
+        if self._held is not None and not tick:
+            judged = self._judge_held(event)
+            if judged is None:
+                return
+            event = judged
         session = self.session
         if session is not None and session.over and not tick and self._set_up_again():
             self._flush()
@@ -406,7 +439,8 @@ class Service:
         start = self.start if self.opponent is None else self.opponent.start_info(self.start)
         if self.archive is not None:  # made on disk at the first commit, with the game
             game_id, journal = self.archive.new_game(start, now, self.profile.name,
-                                                     files.as_record(), commit=False)
+                                                     files.as_record(), commit=False,
+                                                     board=self._identity())
         session = GameSession(number, start, self.profile, files, t0=t, journal=journal,
                               game_id=game_id)
         self.session = self.last_session = session
@@ -426,6 +460,8 @@ class Service:
         if self.session is not None:
             self._message(f"game {self.session.number} ended: {command.reason}")
             self._close_session()
+        if self._held is not None:
+            self._abandon_held(command.reason)
         if command.start is not None:
             self.start = command.start
             self.expected = chess.Board(command.start.fen).occupied
@@ -436,11 +472,19 @@ class Service:
             self._setup_guidance(self._t)
         self._publish(())
 
+    def _identity(self) -> str:
+        """Which board this is (`Board.identity`; a board that does not say: its
+        description)."""
+        return str(getattr(self.board, "identity", "") or self.board.description)
+
     def _recover(self) -> None:
-        """Resume the archive's unfinished game, if there is one, saying what was found."""
+        """Find this board's unfinished game in the archive, if there is one, saying
+        what was found. It is held until the board shows where it stands
+        (`_judge_held`); a game over in its events whose end never made it to the
+        journal is settled at once."""
         if self.archive is None or self.session is not None:
             return
-        entry = self.archive.unfinished()
+        entry = self.archive.unfinished(self._identity())
         if entry is None:
             return
         recovered = entry.recovered
@@ -453,20 +497,93 @@ class Service:
             self._message(f"recovery: nothing in {journal_path} could be recovered; kept as "
                           f"{damaged.name}, and a new game starts when the board is set up")
             return
-        profile = PROFILES.get(recovered.profile, self.profile)
-        files = self._resumed_files(entry)
-        journal = JournalWriter.resume(journal_path, recovered, recovered.last_t)
+        # now, not when the board has been looked at: a journal that cannot be written
+        # (a damaged one rewritten on a full disk) stops the start, saying why
+        journal = JournalWriter.reopen(journal_path, recovered)
         if recovered.damaged:
             self._message(f"recovery: the damaged journal is kept as "
                           f"{journal_path.name}{DAMAGED} (or a numbered copy) beside the "
                           f"rewritten one")
+        profile = PROFILES.get(recovered.profile, self.profile)
+        referee, record = rebuilt(recovered, profile)
+        self._held = HeldGame(entry, journal, referee, [m.san for m in record.moves])
+        if referee.result is not None:  # over, but its end never made it to the journal
+            self._resume(self._held)
+            return
+        self._message(f"game {entry.game_id} was left unfinished on this board after "
+                      f"{self._held.summary()}: it goes on when the board shows its "
+                      f"position; a board set up in the start position starts a new game "
+                      f"instead")
+
+    def _judge_held(self, event: ev.Event) -> ev.Event | None:
+        """The unfinished game held at start-up, and a board event: the game goes on if
+        the board shows its position (the event to feed it is returned); the start
+        position set up abandons it and starts a new game; anything else waits, the
+        LEDs showing what to set up where (None: nothing more to do with the event).
+
+        At the first look only (the board as the power cut left it), a position that
+        differs by a few squares resumes too: the referee recognises a move made
+        meanwhile, and guides pieces knocked over back. Later, while pieces are being
+        set up, only the position itself does: a half-made setup is no move."""
+        held = self._held
+        assert held is not None
+        first, held.looked = not held.looked, True
+        occupied = self.occupied
+        if occupied is None:  # the board has not said what stands on it (no snapshot)
+            self._resume(held, "")
+            return event
+        game = (held.referee.occupied, held.referee.board.occupied)
+        if occupied in game:
+            self._resume(held, "the board shows its position")
+            return event if isinstance(event, ev.Snapshot) else ev.Snapshot(event.t, occupied)
+        if occupied == self.expected:
+            self._abandon_held("the board shows the start position")
+            self._begin_game(event.t)
+            return None
+        if first and min(chess.popcount(occupied ^ g) for g in game) <= NEAR_POSITION:
+            self._resume(held, "the board shows its position but for a few squares: "
+                                     "the LEDs show what to put back where (a move made "
+                                     "meanwhile is recognised)")
+            return event
+        if first:
+            self._message(
+                f"game {held.entry.game_id} waits for its position: set the pieces up as "
+                f"the LEDs show (green: a piece missing, red: one too many) to go on with "
+                f"it, or set up the start position for a new game (the unfinished one is "
+                f"then abandoned; `board-ctl games --abandon {held.entry.game_id}` does it "
+                f"without the board)")
+        self._guide(setup_frame(event.t, occupied, held.referee.board.occupied))
+        return None
+
+    def _abandon_held(self, why: str) -> None:
+        held, self._held = self._held, None
+        if held is None or self.archive is None:
+            return
+        game_id = held.entry.game_id
+        try:
+            self.archive.abandon(held.entry, held.journal)
+        except BoardCtlError as exc:
+            self._alarm(f"{exc}; game {game_id} could not be marked abandoned: the next "
+                        f"start on this board offers it again")
+        self._message(f"game {game_id} abandoned ({why}): its {count(len(held.moves), 'move')} "
+                      f"stay in the archive (`board-ctl export {game_id}`)")
+
+    def _resume(self, held: HeldGame, why: str = "") -> None:
+        """Go on with the unfinished game: the restart journaled, its referee rebuilt,
+        its files written again."""
+        self._held = None
+        entry, journal = held.entry, held.journal
+        recovered = entry.recovered
+        profile = PROFILES.get(recovered.profile, self.profile)
+        files = self._resumed_files(entry)
+        journal.stage([{"t": round(recovered.last_t, 6), "kind": "resume"}])
         if GameFiles.from_record(recovered.files) != files:
             journal.files(files.as_record())
         session = GameSession(1, recovered.start, profile, files, t0=None, journal=journal,
                               recovered=recovered, game_id=entry.game_id)
         self.session = self.last_session = session
         self.games.append(files)
-        self._message(self._recovered_text(entry, session))
+        self._message(self._recovered_text(entry, session, why))
         if recovered.start.remote is not None and self.opponent is None:
             self._message("this game was played against a computer: start board-ctl run "
                           "with --opponent to go on with it")
@@ -476,6 +593,7 @@ class Service:
             self._over_since = self._clock()
             self._write_outputs(session)
             self._end_journal(session)
+        self._opponent_update()
 
     def _resumed_files(self, entry: GameEntry) -> GameFiles:
         """A resumed game goes on in the files it had (its partial PGN is replaced by the
@@ -495,24 +613,26 @@ class Service:
         return files
 
     @staticmethod
-    def _recovered_text(entry: GameEntry, session: GameSession) -> str:
-        moves = [m.san for m in session.record.moves]
-        shown = " ".join(f"{i // 2 + 1}. {san}" if i % 2 == 0 else san
-                         for i, san in enumerate(moves[-6:], start=len(moves[:-6])))
+    def _recovered_text(entry: GameEntry, session: GameSession, why: str) -> str:
         recovered = entry.recovered
-        before = f", resumed {recovered.resumes} time(s) before" if recovered.resumes else ""
-        problems = (f"; {len(recovered.problems)} problem(s), see above"
+        before = (f", resumed {count(recovered.resumes, 'time')} before"
+                  if recovered.resumes else "")
+        problems = (f"; {count(len(recovered.problems), 'problem')}, see above"
                     if recovered.problems else "")
-        return (f"resuming game {entry.game_id} from its journal: {len(moves)} moves "
-                f"({'... ' if len(moves) > 6 else ''}{shown or 'none yet'}), "
-                f"{len(recovered.events)} board events up to t={recovered.last_t:.3f} s"
-                f"{before}{problems}; the board's snapshot is compared with the game: put "
-                f"the pieces back where the LEDs show; sensor log {session.files.sensor}")
+        return (f"resuming game {entry.game_id} from its journal"
+                f"{': ' + why if why else ''}: "
+                f"{moves_summary([m.san for m in session.record.moves])}, "
+                f"{count(len(recovered.events), 'board event')} up to "
+                f"t={recovered.last_t:.3f} s{before}{problems}; sensor log "
+                f"{session.files.sensor}")
 
     def _setup_guidance(self, t: float) -> None:
         if self.occupied is None:
             return
-        frame = setup_frame(t, self.occupied, self.expected)
+        self._guide(setup_frame(t, self.occupied, self.expected))
+
+    def _guide(self, frame: LedFrame) -> None:
+        """A setting-up frame, shown when it changes what the LEDs show."""
         last = self.frame
         if last is None or (frame.squares, frame.status) != (last.squares, last.status):
             self._send_frame(frame)
@@ -560,7 +680,10 @@ class Service:
         if resumable:
             self._commit(session)
             self._message(f"game {session.game_id} is not over: it stays unfinished in the "
-                          f"archive and is resumed at the next start")
+                          f"archive and goes on at the next start on this board, once the "
+                          f"board shows its position (set up the start position there for "
+                          f"a new game instead; `board-ctl games --abandon "
+                          f"{session.game_id}` abandons it now)")
         else:
             self._end_journal(session)
         session.close()
@@ -708,6 +831,8 @@ class Service:
         try:
             # stopped (SIGTERM, Ctrl-C) in the middle of a game: it resumes at the next start
             self._close_session(ended=self.stop_reason != "stopped")
+            if self._held is not None:  # never resumed: it stays as it was
+                self._held.journal.close()
         finally:
             self.board.stop()
             if self.opponent is not None:
@@ -722,6 +847,9 @@ class Service:
                 not self._stop_requested:
             self.exit_code = 1
             self.error = "no game was played: the board never showed the start position"
+            if self._held is not None:
+                self.error += (f", nor the position of the unfinished game "
+                               f"{self._held.entry.game_id}")
 
     # ------------------------------------------------------------------ the view
 
@@ -742,9 +870,11 @@ class Service:
         session = self.session
         occupied = self.occupied if self.occupied is not None else 0
         if session is None:
+            held = self._held
             return ViewState("setup", len(self.games), self.start.fen, self.start.fen,
                              occupied, self.frame, board=self.board.description,
-                             link=self.link, t=self._t)
+                             link=self.link, t=self._t,
+                             waiting=held.entry.game_id if held is not None else "")
         referee = session.referee
         result = referee.result
         return ViewState(
