@@ -2,6 +2,14 @@
 
     DATA/lock                                 held (flock) by the service using DATA
     DATA/games/20261130-153012/journal.jsonl
+    DATA/next-game/journal.jsonl              the next game's, made ahead (empty)
+
+The next game's folder and journal are made, and made durable, while no game waits on
+the disk (`prepare`): a game's start then only renames the folder and appends to the
+file, so its first LED frame waits for one fdatasync like any move, not for new files
+and directory syncs. A power cut can leave the rename undone on a file system that does
+not order it with the file's data: the journal, whose start record names its game, is
+then put back under its name at the next start (`adopt_prepared`).
 
 A game's PGN, report and sensor log can be exported from its journal at any time, also
 while the game is still being played (the journal is only ever appended to): a game in
@@ -24,10 +32,11 @@ from board_ctl.journal import JournalWriter, Recovered, decode_record, read_jour
 from board_ctl.record import GameRecord
 from board_ctl.replay import feed_all, new_game
 from board_ctl.sensorlog import StartInfo, dumps, event_to_json, start_to_json
-from board_ctl.storage import StorageError, describe, make_directory
+from board_ctl.storage import StorageError, describe, fsync_directory, make_directory
 
 JOURNAL = "journal.jsonl"
 LOCK = "lock"
+PREPARED = "next-game"  # the next game's folder, made ahead (DATA/next-game)
 ID_FORMAT = "%Y%m%d-%H%M%S"
 
 
@@ -222,6 +231,67 @@ class Archive:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.games_dir = root / "games"
+        self.prepared = root / PREPARED
+        self.unsettled = False  # a prepared folder was renamed: its name is not synced yet
+
+    def _folders(self, reverse: bool = False) -> list[Path]:
+        """The games' folders with a journal, in the order of their ids (but one whose
+        journal never got a byte: no game started there)."""
+        if not self.games_dir.is_dir():
+            return []
+        found = []
+        for folder in self.games_dir.iterdir():
+            try:
+                if not folder.name.startswith(".") and (folder / JOURNAL).stat().st_size:
+                    found.append(folder)
+            except OSError:
+                continue
+        return sorted(found, reverse=reverse)
+
+    def prepare(self) -> None:
+        """Make the next game's folder and empty journal now, durably (the folder, the
+        file and their names), so that a game's start costs no new file. Called by the
+        service that holds the data directory, when no game waits on the disk. Raises
+        OSError (a full or read-only disk: the game's start then makes them itself)."""
+        self.adopt_prepared()
+        journal = self.prepared / JOURNAL
+        if journal.is_file() and journal.stat().st_size == 0:
+            return
+        make_directory(self.games_dir)  # (where it goes: the same file system)
+        make_directory(self.prepared)
+        fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_directory(self.prepared)
+        fsync_directory(self.games_dir)
+        fsync_directory(self.root)
+
+    def adopt_prepared(self) -> str | None:
+        """A prepared journal that holds a game (the power went before its folder's new
+        name was on disk): its folder renamed to the game's id, which its start record
+        names. The id, or None when there was nothing to adopt."""
+        journal = self.prepared / JOURNAL
+        try:
+            if journal.stat().st_size == 0:
+                return None
+        except OSError:
+            return None
+        with journal.open("rb") as stream:
+            first = decode_record(stream.readline(64 * 1024).decode("utf-8", "replace"))
+        named = first.get("game") if first is not None else None
+        base = named if isinstance(named, str) and named and "/" not in named \
+            and not named.startswith(".") else dt.datetime.fromtimestamp(
+                journal.stat().st_mtime).strftime(ID_FORMAT)
+        game_id, n = base, 1
+        while (self.games_dir / game_id).exists():
+            n += 1
+            game_id = f"{base}-{n}"
+        os.rename(self.prepared, self.games_dir / game_id)
+        fsync_directory(self.games_dir)
+        fsync_directory(self.root)
+        return game_id
 
     def lock(self) -> DataDirLock:
         """Take the data directory for this process (DataDirBusy if another has it)."""
@@ -243,14 +313,37 @@ class Archive:
             n += 1
             game_id = f"{base}-{n}"
         path = self.games_dir / game_id / JOURNAL
+        prepared = self._take_prepared(self.games_dir / game_id)
         return game_id, JournalWriter.create(path, start, profile, files, commit=commit,
-                                             board=board)
+                                             board=board, game_id=game_id,
+                                             prepared=prepared)
+
+    def _take_prepared(self, folder: Path) -> bool:
+        """The prepared folder renamed to `folder`, if there is one with an empty
+        journal (a rename: no new file, no sync; the journal's first fdatasync carries
+        it on a journaling file system, and `settle` makes it durable on any). True if
+        it was taken."""
+        try:
+            if (self.prepared / JOURNAL).stat().st_size != 0:
+                return False
+            os.rename(self.prepared, folder)
+        except OSError:
+            return False
+        self.unsettled = True
+        return True
+
+    def unsettled_names(self) -> list[Path]:
+        """The directories to sync to make a prepared folder's new name durable (the
+        service does it off the LEDs' path, once they show the game's first frame);
+        [] when there is none."""
+        if not self.unsettled:
+            return []
+        self.unsettled = False
+        return [self.games_dir, self.root]
 
     def games(self) -> list[GameEntry]:
-        if not self.games_dir.is_dir():
-            return []
         entries = []
-        for folder in sorted(self.games_dir.iterdir()):
+        for folder in self._folders():
             journal = folder / JOURNAL
             if journal.is_file():
                 entries.append(GameEntry(folder.name, folder, read_journal(journal)))
@@ -263,9 +356,7 @@ class Archive:
         named counts as any board's. A journal whose last line is an intact end record
         is over: only its first line and its tail are read, so a start-up does not read
         months of games.) With `board` None: the latest unfinished game of any board."""
-        if not self.games_dir.is_dir():
-            return None
-        for folder in sorted(self.games_dir.iterdir(), reverse=True):
+        for folder in self._folders(reverse=True):
             journal = folder / JOURNAL
             if not journal.is_file():
                 continue

@@ -23,10 +23,10 @@ A service that resumes a damaged journal keeps the original beside it
 (`journal.jsonl.damaged`) and rewrites the journal with what was recovered.
 
 Records:
-    {"ev": "start", "profile": .., "board": ..}
+    {"ev": "start", "profile": .., "board": .., "game": ..}
                                     the game's start (sensor-log `start` object, the rule
-                                    profile and the board it is played on: a game resumes
-                                    only on that board)
+                                    profile, the board it is played on: a game resumes
+                                    only on that board; and the game's id)
     {"kind": "files", "pgn": ..}    where the game's PGN, report and sensor log are written
     {"t": .., "ev": "lift", ...}    every sensor/clock/button event (sensor-log objects)
     {"t": .., "kind": "move", ...}  every effect (game-report objects, LED frames excepted)
@@ -368,7 +368,7 @@ def replay_effects(recovered: Recovered) -> list[dict[str, Any]]:
 def _take(recovered: Recovered, record: dict[str, Any], number: int,
           problems: list[str]) -> None:
     if "ev" in record:
-        obj = {k: v for k, v in record.items() if k not in ("profile", "board")}
+        obj = {k: v for k, v in record.items() if k not in ("profile", "board", "game")}
         try:
             item = parse_line(json.dumps(obj), number)
         except SensorLogError as exc:
@@ -429,14 +429,18 @@ class JournalWriter:
     @classmethod
     def create(cls, path: Path, start: StartInfo, profile: str = "fide",
                files: dict[str, str] | None = None, *, commit: bool = True,
-               board: str | None = None) -> JournalWriter:
-        """A new journal (never overwriting one) of a game played on `board`. With
-        commit False, the file is created at the first `commit` (nothing is left on disk
-        if that fails)."""
-        writer = cls(AppendFile(path, "journal", durable=True, fresh=True))
+               board: str | None = None, game_id: str | None = None,
+               prepared: bool = False) -> JournalWriter:
+        """A new journal (never overwriting one) of the game `game_id` played on
+        `board`. With commit False, the file is created at the first `commit` (nothing
+        is left on disk if that fails). `prepared`: the file exists already, empty and
+        durable (Archive.prepare), and is appended to."""
+        writer = cls(AppendFile(path, "journal", durable=True, fresh=not prepared))
         first = start_to_json(start) | {"profile": profile}
         if board is not None:
             first["board"] = board
+        if game_id is not None:
+            first["game"] = game_id
         writer.stage([first])
         if files:
             writer.stage([{"kind": "files", **files}])

@@ -19,7 +19,7 @@ import chess
 import chess.pgn
 import pytest
 
-from board_ctl.archive import Archive, DataDirBusy
+from board_ctl.archive import PREPARED, Archive, DataDirBusy
 from board_ctl.core import events as ev
 from board_ctl.core.effects import Blink, LedFrame
 from board_ctl.core.profiles import PROFILES
@@ -84,9 +84,11 @@ def whole_lines(path: Path) -> list[bytes]:
 
 
 def leftovers(directory: Path) -> list[Path]:
-    """Temporary or empty files, which nothing should leave behind."""
+    """Temporary or empty files, which nothing should leave behind (but the next game's
+    journal, made ahead on purpose: Archive.prepare)."""
     return [p for p in directory.rglob("*") if p.is_file()
-            and (p.name.endswith(".tmp") or p.stat().st_size == 0) and p.name != "filler"]
+            and (p.name.endswith(".tmp") or p.stat().st_size == 0) and p.name != "filler"
+            and p.parent.name != PREPARED]
 
 
 # ---------------------------------------------------------------- the lock

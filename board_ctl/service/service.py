@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import logging
 import queue
 import tempfile
@@ -66,7 +67,14 @@ from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer, rebuilt
 from board_ctl.service.messages import BoardDone, Command, LinkDown, LinkUp, NewGame
-from board_ctl.storage import AppendFile, StorageError, describe, make_directory, unique_name
+from board_ctl.storage import (
+    AppendFile,
+    StorageError,
+    describe,
+    fsync_directory,
+    make_directory,
+    unique_name,
+)
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
 from board_ctl.service.view import NullView, View, ViewState
@@ -83,6 +91,9 @@ POLL = 0.25  # s: the loop wakes at least this often (stop requests, watchdog, t
 NEAR_POSITION = 4
 BATCH = 256  # queue items at most in one batch (one fsync): the LEDs never wait long
 STORAGE_CHECK_EVERY = 1.0  # s: files deleted under the service, writes to retry
+# The disk's work no LED waits for is done once the board has been still this long (s)
+# (a player thinking), and at the latest this long after it was put off.
+DISK_IDLE, DISK_LATEST = 0.3, 10.0
 
 
 @dataclass(frozen=True)
@@ -150,6 +161,8 @@ class Service:
         self.queue: queue.Queue[object] = queue.Queue()
         self.session: GameSession | None = None
         self._held: HeldGame | None = None  # this board's unfinished game, not yet resumed
+        self._after_shown: list[Callable[[], None]] = []  # disk work no LED waits for
+        self._after_shown_since: float | None = None  # (wall clock) put off since then
         self.games: list[GameFiles] = []  # every game's files (a finished game's referee
         # and record are let go: the service runs for months)
         self.last_session: GameSession | None = None  # the latest game, also once closed
@@ -221,6 +234,7 @@ class Service:
                 self.board.stop()
             self._release()
             raise
+        self._prepare()
         held = self._held
         if held is not None:  # show the game where it stood until the board reports
             self._send_frame(led_frame(held.referee.now, held.referee.led_view()))
@@ -309,7 +323,7 @@ class Service:
         session = self.session
         if session is not None and session.over and not tick and self._set_up_again():
             self._flush()
-            self._close_session()
+            self._close_session(later=True)  # its files' syncs once the new game shows
             session = None
         if session is None:
             if not tick and self.occupied == self.expected:
@@ -341,11 +355,32 @@ class Service:
             for effect in effects:
                 if isinstance(effect, LedFrame):
                     self._send_frame(effect)  # first: this is the latency that matters
+        if self.archive is not None:  # a new game's folder name, durable once it shows
+            for directory in self.archive.unsettled_names():
+                self._after_shown.append(functools.partial(fsync_directory, directory))
+        self._run_after_shown()
         for effects, session in pending:
             was_over = self._over_since is not None
             self._publish(effects)
             if session.over and not was_over and session is self.session:
                 self._game_over(session)
+
+    def _run_after_shown(self, force: bool = False) -> None:
+        """The disk's work no LED waits for (a finished game's files synced and closed,
+        a new game's folder name synced), done when the board has been still for
+        DISK_IDLE s (a player thinking: no move waits on the disk meanwhile), at the
+        latest DISK_LATEST s after it was put off; `force`: now."""
+        if not self._after_shown:
+            return
+        now = self._clock()
+        if self._after_shown_since is None:
+            self._after_shown_since = now
+        if not force and now - self._last_event < DISK_IDLE and \
+                now - self._after_shown_since < DISK_LATEST:
+            return
+        self._after_shown_since = None
+        while self._after_shown:
+            self._after_shown.pop(0)()
 
     def journal_note(self, record: dict[str, Any]) -> bool:
         """A record of who did what to the current game (an arbiter's order, an alert
@@ -484,6 +519,15 @@ class Service:
         journal is settled at once."""
         if self.archive is None or self.session is not None:
             return
+        try:  # a journal left in the folder made ahead (its new name lost at a power cut)
+            adopted = self.archive.adopt_prepared()
+        except OSError as exc:
+            raise StorageError(describe(exc, "the data directory", self.archive.root)) \
+                from None
+        if adopted is not None:
+            self._message(f"recovery: game {adopted}'s journal was found in "
+                          f"{self.archive.prepared} (its folder's name did not reach the "
+                          f"disk before the power went): put back as {adopted}")
         entry = self.archive.unfinished(self._identity())
         if entry is None:
             return
@@ -653,17 +697,21 @@ class Service:
         assert result is not None
         self._write_outputs(session)
         self._end_journal(session)
+        # the disk's work of the game's end now, not at the next game's first frame
+        session.sensor_log.sync()
+        self._prepare()
         self._message(f"game {session.number}: {result.result} ({result.termination}); "
                       f"{_pgn_said(session)}")
         self.notifier.status(f"game {session.number} over: {result.result}")
         if not self.options.once:
             self._message("set the pieces up again for a new game")
 
-    def _close_session(self, ended: bool = True) -> None:
+    def _close_session(self, ended: bool = True, later: bool = False) -> None:
         """Finish the game in progress. `ended`: it is over for good. A game stopped
         with the service (`ended` False) stays unfinished in the archive, and the next
         start resumes it: nothing is settled or guessed now (a piece in hand stays in
-        hand), and its PGN so far has the moves completed."""
+        hand), and its PGN so far has the moves completed. `later`: its files are
+        synced and closed after the LEDs show the next frame (the next game's first)."""
         session = self.session
         if session is None:
             return
@@ -686,10 +734,23 @@ class Service:
                           f"{session.game_id}` abandons it now)")
         else:
             self._end_journal(session)
-        session.close()
+        if later:
+            self._after_shown.append(session.close)
+        else:
+            session.close()
         self.session = None
 
     # ------------------------------------------------------------------ storage
+
+    def _prepare(self) -> None:
+        """The next game's journal made ahead (Archive.prepare), while nothing waits on
+        the disk. A disk that refuses is said when the game's start needs it."""
+        if self.archive is None or self._lock is None:
+            return
+        try:
+            self.archive.prepare()
+        except OSError as exc:
+            log.debug("the next game's journal is not made ahead: %s", exc)
 
     def _commit(self, session: GameSession) -> None:
         session.commit()
@@ -811,6 +872,7 @@ class Service:
     def _housekeeping(self) -> None:
         self.notifier.pet()
         self._check_storage()
+        self._run_after_shown()
         if not self.options.once or self._done:
             return
         now = self._clock()
@@ -833,6 +895,7 @@ class Service:
             self._close_session(ended=self.stop_reason != "stopped")
             if self._held is not None:  # never resumed: it stays as it was
                 self._held.journal.close()
+            self._run_after_shown(force=True)  # everything on disk before the end
         finally:
             self.board.stop()
             if self.opponent is not None:
