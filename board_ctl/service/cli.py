@@ -3,7 +3,7 @@
     board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--time-control TC] [--pgn OUT]
                   [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
                   [--data-dir DIR] [--livechess [ADDR]] [--opponent [ENGINE]]
-                  [--engine-side SIDE] [--level N] [--movetime S]
+                  [--engine-side SIDE] [--level N] [--movetime S] [--require-board]
 
 Every game is archived in the data directory with its crash-safe journal; a game left
 unfinished there (the service was killed, the power went) is resumed at start-up.
@@ -104,6 +104,10 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--movetime", type=float, metavar="S",
                      help="seconds the engine takes a move (default: its clock with a time "
                           "control, else 1)")
+    run.add_argument("--require-board", action="store_true",
+                     help="refuse the board emulator (the demo game): a configuration "
+                          "left unedited is an error (exit status 2), not a demo played "
+                          "as a service (the systemd unit runs with it)")
     run.add_argument("--livechess", nargs="?", const=DEFAULT_LISTEN, metavar="ADDR",
                      help="serve LiveChess clients (lichess.org/dgt, chess.com) on ADDR "
                           f"(default {DEFAULT_LISTEN}; else [livechess] listen)")
@@ -115,6 +119,7 @@ def run_command(args: argparse.Namespace) -> int:
 
     try:
         config = _config(args)
+        _check_board(config, args)
     except ConfigError as exc:
         print(f"board-ctl run: {exc}", file=sys.stderr)
         return 2
@@ -142,6 +147,26 @@ def run_command(args: argparse.Namespace) -> int:
     if service.error:
         print(f"board-ctl run: {service.error}", file=sys.stderr)
     return code
+
+
+def _check_board(config: Config, args: argparse.Namespace) -> None:
+    """The emulator where a real board is expected: refused with --require-board, said
+    under systemd (a unit of one's own without the option) so that a demo does not pass
+    for the board."""
+    if config.board.backend != "emulator":
+        return
+    path = args.config or os.environ.get(CONFIG_ENV)
+    where = f"in {path}" if path else "the default: no config file given"
+    if args.require_board:
+        raise ConfigError(
+            f'board.backend is "emulator" (the built-in demo game; {where}), but '
+            f'--require-board asks for a real board: set [board] backend = "serial" (a '
+            f'Pico on USB, as config/board.pi.toml) or "gpio" (docs/install.md)')
+    if os.environ.get("INVOCATION_ID"):  # set by systemd for every service it starts
+        logging.getLogger(__name__).warning(
+            'running under systemd with board.backend "emulator" (%s): this plays the '
+            'demo game, not a board; set [board] backend = "serial" or "gpio" '
+            '(docs/install.md)', where)
 
 
 def _config(args: argparse.Namespace) -> Config:
