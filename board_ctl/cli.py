@@ -347,7 +347,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "arbiter", help="the arbiter station: every board of the hall in a browser, "
                         "the arbiter's commands, the live broadcast",
         description="The arbiter station: every board of the hall (over MQTT) in a "
-                    "browser, the arbiters' commands, the live broadcast.")
+                    "browser, the arbiters' commands, the live broadcast. Exit status: 0 "
+                    "stopped; 1 the --listen address cannot be had (in use, or not this "
+                    "machine's); 2 a bad option or file.")
     if argv is None or "arbiter" in argv:  # its options import the station: only if used
         from board_ctl.station.cli import add_arguments as add_arbiter_arguments
 
