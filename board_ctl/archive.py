@@ -33,6 +33,7 @@ from board_ctl.record import GameRecord
 from board_ctl.replay import feed_all, new_game
 from board_ctl.sensorlog import StartInfo, dumps, event_to_json, start_to_json
 from board_ctl.storage import StorageError, describe, fsync_directory, make_directory
+from board_ctl.words import count
 
 JOURNAL = "journal.jsonl"
 LOCK = "lock"
@@ -395,7 +396,7 @@ class Archive:
             return found[0]
         if not found:
             raise ArchiveError(f"no game {name!r} in {self.games_dir} (see `board-ctl games`)")
-        raise ArchiveError(f"{name!r} fits {len(found)} games: "
+        raise ArchiveError(f"{name!r} fits {count(len(found), 'game')}: "
                            + ", ".join(g.game_id for g in found))
 
     def event_games(self, event: str) -> list[GameEntry]:

@@ -21,6 +21,7 @@ from typing import Any
 from board_ctl import __version__
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import BoardCtlError
+from board_ctl.words import count
 
 MAX_ERRORS_SHOWN = 100  # bad lines printed one by one; the rest are counted
 
@@ -68,8 +69,8 @@ def _replay(args: argparse.Namespace) -> int:
     moves = len(record.moves)
     alerts = sum(1 for line in record.report if line["kind"] == "alert")
     result = record.result.result if record.result else "*"
-    print(f"{name}: {moves} plies, {alerts} alerts, result {result}, "
-          f"{len(log.errors)} bad lines", file=sys.stderr)
+    print(f"{name}: {count(moves, 'ply', 'plies')}, {count(alerts, 'alert')}, result "
+          f"{result}, {count(len(log.errors), 'bad line')}", file=sys.stderr)
     return 0
 
 
@@ -103,7 +104,6 @@ def _missing_data_dir(args: argparse.Namespace, command: str) -> int | None:
 
 def _games(args: argparse.Namespace) -> int:
     from board_ctl.record import UNKNOWN_EVENT
-    from board_ctl.words import count
 
     failed = _missing_data_dir(args, "games")
     if failed is not None:
@@ -134,7 +134,6 @@ def _games(args: argparse.Namespace) -> int:
 def _abandon(archive: Any, name: str) -> int:
     """`games --abandon GAME`: the game stays as it is, unfinished, and is never resumed."""
     from board_ctl.archive import ArchiveError, DataDirBusy
-    from board_ctl.words import count
 
     try:
         lock = archive.lock()
@@ -195,10 +194,10 @@ def _export(args: argparse.Namespace) -> int:
     if args.pgn in (None, "-"):
         sys.stdout.write(text)
     else:
-        print(f"{len(games)} game(s) written to {args.pgn}", file=sys.stderr)
+        print(f"{count(len(games), 'game')} written to {args.pgn}", file=sys.stderr)
     if logs:
         where = logs[0][1] if len(logs) == 1 else logs[0][1].parent
-        print(f"{len(logs)} sensor log(s) written to {where}", file=sys.stderr)
+        print(f"{count(len(logs), 'sensor log')} written to {where}", file=sys.stderr)
     return 0
 
 
@@ -210,7 +209,7 @@ def _sensor_log_paths(target: str, games: list[Any]) -> list[tuple[Any, Path]] |
     if len(games) == 1 and not path.is_dir():
         return [(games[0], path)]
     if path.exists() and not path.is_dir():
-        return (f"--sensor-log {target}: {len(games)} games are exported, one sensor log "
+        return (f"--sensor-log {target}: {count(len(games), 'game')} are exported, one sensor log "
                 f"each: name a directory (or export one game)")
     return [(game, path / f"{game.game_id}.sensor.jsonl") for game in games]
 
@@ -329,7 +328,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     export.set_defaults(func=_export)
 
     ladder = commands.add_parser(
-        "ladder", help="club ladder standings (seed 002 points and levels) from PGN or the archive",
+        "ladder", help="club ladder standings (the club's points and levels) from PGN or the "
+                       "archive",
         description="Standings of the club ladder (docs/ladder.md). Games are rated in the "
                     "order their sources are given, each file's games in file order.")
     # Both options feed one list, so games are rated in the order the sources are given.

@@ -58,6 +58,7 @@ from board_ctl.errors import BoardCtlError, SensorLogError
 from board_ctl.record import report_object
 from board_ctl.sensorlog import StartInfo, event_to_json, parse_line, start_to_json
 from board_ctl.storage import AppendFile, describe, unique_name, write_atomic_bytes
+from board_ctl.words import count
 
 log = logging.getLogger(__name__)
 
@@ -177,7 +178,7 @@ def read_journal(path: Path) -> Recovered:
     if tail:
         problems.append(
             f"journal {path}: line {total} of {total} is torn (cut short by a power cut "
-            f"or crash); recovered the game up to line {total - 1}, dropping 1 line(s)"
+            f"or crash); recovered the game up to line {total - 1}, dropping 1 line"
             if not damaged else
             f"journal {path}: line {total} of {total} is torn (cut short by a power cut "
             f"or crash): dropped")
@@ -265,7 +266,7 @@ def _in_sequence(lines: list[_Line], total: int, problems: list[str], path: Path
             continue
         gap = seq - expected - unaccounted
         if gap > 0:
-            problems.append(f"journal {path}: {gap} record(s) missing before line "
+            problems.append(f"journal {path}: {count(gap, 'record')} missing before line "
                             f"{line.number} (numbers {expected}-{seq - 1}): lines deleted "
                             f"or lost")
             losses.append((len(kept), gap))
@@ -310,15 +311,15 @@ def _salvage(kept: list[_Line], losses: list[tuple[int, int]], problems: list[st
     for line in kept:
         effects_before.append(effects_before[-1] + _is_effect(line.record or {}))
     gaps: dict[int, int] = {}
-    for index, count in losses:
-        gaps[effects_before[index]] = gaps.get(effects_before[index], 0) + count
+    for index, lost in losses:
+        gaps[effects_before[index]] = gaps.get(effects_before[index], 0) + lost
     if _consistent(whole, gaps):
-        problems.append(f"journal {path}: the {after} intact record(s) after the damage "
+        problems.append(f"journal {path}: the {count(after, 'intact record')} after the damage "
                         f"are salvaged: replayed without what was lost, they give the "
                         f"moves, alerts and result the journal recorded")
         return whole
     first = kept[lost_at].number
-    problems.append(f"journal {path}: the {after} intact record(s) from line {first} on "
+    problems.append(f"journal {path}: the {count(after, 'intact record')} from line {first} on "
                     f"do not agree with the game without what was lost: recovered the "
                     f"game up to the damage (the file keeps them)")
     return _build(kept[:lost_at], [])
@@ -532,5 +533,5 @@ class JournalWriter:
         try:
             self.commit()
         except JournalError as exc:
-            log.error("%s; %d record(s) not written", exc, self.waiting)
+            log.error("%s; %s not written", exc, count(self.waiting, "record"))
         self.file.close()

@@ -48,6 +48,7 @@ from board_ctl.core import events as ev
 from board_ctl.core.effects import Buzzer, LedFrame
 from board_ctl.errors import SensorLogError
 from board_ctl.sensorlog import load_sensor_log
+from board_ctl.words import count
 from firmware_bridge import protocol as P
 from firmware_bridge.clock_device import ClockDevice, with_clock_times
 from firmware_bridge.link import wire_to_leds
@@ -316,7 +317,7 @@ class Emulator:
         elif t == P.ERROR:
             log.warning("host reports error %d: %s", msg.code, msg.text)
         elif t == P.GAP:
-            log.info("%d frame(s) from the host lost", msg.missed)
+            log.info("%s from the host lost", count(msg.missed, "frame"))
         else:
             self.send(P.ERROR, P.ERR_UNSUPPORTED, "board does not take " + msg.name)
 

@@ -154,7 +154,7 @@ def test_outputs_that_cannot_be_written_are_named_and_nothing_is_half_written(
 def test_replay_reads_standard_input_with_a_bom(tmp_path: Path) -> None:
     done = run_in(tmp_path, "replay", "-", "--pgn", "out.pgn", stdin="\ufeff" + jsonl(*MOVES))
     assert done.returncode == 0, done.stderr
-    assert "<stdin>: 1 plies, 0 alerts" in done.stderr
+    assert "<stdin>: 1 ply, 0 alerts" in done.stderr
     game = read_pgn(tmp_path / "out.pgn")
     assert game is not None and [m.uci() for m in game.mainline_moves()] == ["e2e4"]
 

@@ -161,8 +161,8 @@ class BoardPublisher:
                 f"password_file, and the broker's password file")
         if not isinstance(outcome, Connected):
             why = outcome.reason if isinstance(outcome, Unreachable) else "no answer yet"
-            log.warning("MQTT broker %s not reachable (%s): the board plays on and publishes "
-                        "every move once it is", self.settings.url, why)
+            log.warning("MQTT broker %s not reachable (%s): the board plays on, and "
+                        "publishes every move once the broker answers", self.settings.url, why)
 
     def stop(self, drain: float | None = None) -> None:
         """Publish what the journals still hold (up to `drain` s), say offline, disconnect."""

@@ -484,10 +484,19 @@ class Service:
         self._storage_fault = False
         self._storage_errors = {}
         where = f"; archived as {game_id}" if game_id else ""
-        self._message(f"game {number} started; sensor log {files.sensor}{where}")
+        self._message(f"game {number} started; sensor log {files.sensor}{where}"
+                      f"{self._opponent_side(start)}")
         self.notifier.status(f"game {number} playing")
         self._pending.append((session.begin(), session))
         self._opponent_update()
+
+    def _opponent_side(self, start: StartInfo) -> str:
+        """'; Stockfish plays Black (drawn)': the computer's side in this game."""
+        opponent = self.opponent
+        if opponent is None or start.remote is None:
+            return ""
+        drawn = " (drawn)" if opponent.settings.side == "random" else ""
+        return f"; {opponent.label} plays {'White' if start.remote else 'Black'}{drawn}"
 
     def _new_game(self, command: NewGame) -> None:
         """End the game in progress (unfinished, archived as such) and wait for the board
@@ -814,7 +823,8 @@ class Service:
                             f"cannot be written again: {exc}")
             else:
                 self._alarm(f"the {file.what} {file.path} was {why} during the game: "
-                            f"written again with everything so far ({file.size} bytes)")
+                            f"written again with everything so far "
+                            f"({count(file.size, 'byte')})")
         if session.waiting:
             self._commit(session)
 

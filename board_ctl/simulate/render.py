@@ -23,6 +23,8 @@ from typing import Any
 import chess
 import chess.pgn
 
+from board_ctl.words import count
+
 TICKS = 10_000  # ticks per second (0.1 ms resolution)
 
 CAPTURE_STYLES = ("victim-first", "attacker-first", "swap-blip", "swap-no-blip",
@@ -164,7 +166,8 @@ class Renderer:
         board = game.board()
         moves = list(game.mainline_moves())
         if not 0 <= style.start_ply <= len(moves):
-            raise ValueError(f"start_ply {style.start_ply} outside the game's {len(moves)} plies")
+            raise ValueError(f"start_ply {style.start_ply} outside the game's "
+                             f"{count(len(moves), 'ply', 'plies')}")
         for move in moves[: style.start_ply]:
             board.push(move)
         self.start_fen = board.fen()
