@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +44,18 @@ def _replay(args: argparse.Namespace) -> int:
     except SensorLogError as exc:  # unreadable, or a start position no game can have
         where = f"{name}:" if exc.line is not None else ""
         return _fail("replay", f"{where}{exc}; nothing written")
+    if not log.events and log.start_line is None and log.errors and all(
+            error.reason.startswith("not valid JSON") for error in log.errors):
+        # nothing in it is a sensor log's line: say what it is and what replay reads,
+        # not one "not valid JSON" a line
+        if _looks_like_pgn(args.log):
+            return _fail("replay", f"{name} is a PGN file, not a sensor log: replay reads "
+                                   f"a game's sensor log (GAME.sensor.jsonl, beside its "
+                                   f"PGN; `board-ctl export GAME --sensor-log FILE` writes "
+                                   f"one from the archive); nothing written")
+        return _fail("replay", f"{name} is not a sensor log ({count(len(log.errors), 'line')}"
+                               f", none of them JSON): replay reads a game's sensor log "
+                               f"(GAME.sensor.jsonl, beside its PGN); nothing written")
     if time_control is None and log.start.time_control:
         time_control = parse_time_control(log.start.time_control)
     record = replay_log(log, PROFILES[args.profile], time_control) if log.events else None
@@ -72,6 +85,20 @@ def _replay(args: argparse.Namespace) -> int:
     print(f"{name}: {count(moves, 'ply', 'plies')}, {count(alerts, 'alert')}, result "
           f"{result}, {count(len(log.errors), 'bad line')}", file=sys.stderr)
     return 0
+
+
+def _looks_like_pgn(path: str) -> bool:
+    """A PGN game's file: named .pgn, or beginning with a tag pair ([Event "..."])."""
+    if path == "-":
+        return False  # (standard input was read already)
+    if path.lower().endswith(".pgn"):
+        return True
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as stream:
+            head = stream.read(4096)
+    except OSError:
+        return False
+    return re.match(r'\s*\[[A-Za-z0-9_]+\s+"', head) is not None
 
 
 def _print_errors(name: str, errors: list[Any]) -> None:
