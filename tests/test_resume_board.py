@@ -11,6 +11,7 @@ import io
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import chess
 import chess.pgn
@@ -21,7 +22,7 @@ from board_ctl.core import events as ev
 from board_ctl.core.effects import Colour
 from board_ctl.core.profiles import PROFILES
 from board_ctl.journal import read_journal
-from board_ctl.sensorlog import StartInfo
+from board_ctl.sensorlog import StartInfo, load_sensor_log
 from board_ctl.service.game import OutputNamer
 from board_ctl.service.service import RunOptions, Service
 from script import events
@@ -245,3 +246,122 @@ def test_the_games_list_shows_the_event_export_writes(tmp_path: Path) -> None:
 
 
 assert ROOT.is_dir()
+
+
+# ---------------------------------------------------------------- against the computer
+
+
+class ScriptedComputer:
+    """The service's opponent, its engine replaced by a list of moves: asked when its turn
+    comes (as board_ctl.opponent.Opponent is), it answers when the test hands the service
+    an EngineReply. What the service does with the answer is the code under test."""
+
+    label = "Scripted"
+
+    def __init__(self, side: chess.Color, moves: list[str]) -> None:
+        from board_ctl.opponent.opponent import OpponentSettings
+
+        self.settings = OpponentSettings(None, "black" if side == chess.BLACK else "white")  # type: ignore[arg-type]
+        self.side = side
+        self.moves = [chess.Move.from_uci(m) for m in moves]
+        self.deliver: Any = None
+        self.scale = 1.0
+        self.asked: Any = None  # the position it was asked about, until it answers
+
+    def start_info(self, start: StartInfo) -> StartInfo:
+        import dataclasses
+
+        return dataclasses.replace(start, remote=self.side)
+
+    def update(self, referee: Any, game: int) -> None:
+        remote = referee.remote
+        if (referee.result is None and remote.execution is None
+                and referee.board.turn == self.side):
+            self.asked = referee.board.copy()
+        else:
+            self.asked = None
+
+    def reply(self) -> Any:
+        from board_ctl.opponent.messages import EngineReply, Think
+
+        assert self.asked is not None, "not asked"
+        move = self.moves.pop(0)
+        return EngineReply(None, Think(None, self.asked, None), move)  # type: ignore[arg-type]
+
+    def answer(self, reply: Any, referee: Any, game: int) -> tuple[Any, str | None]:
+        self.asked = None
+        return ev.OpponentMoved(0.0, reply.move), f"{self.label} plays {reply.move.uci()}"
+
+    def close(self) -> None: ...
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_resumed_game_against_the_computer_keeps_the_boards_time(tmp_path: Path) -> None:
+    """The service restarted while the computer's move was due, its start-up slow (4 s
+    between its making and the board's first report, as under load). The computer's
+    answer was stamped with the service's start-up time, ahead of the board's: every
+    board event after it was pushed to that one instant, the hands' durations and order
+    lost (a piece lifted and put down in no time), until the board's time caught up.
+    The resumed game must take the board's events at the board's times."""
+    clock = Clock()
+
+    def start(computer: ScriptedComputer) -> tuple[Service, RecordingView]:
+        view = RecordingView()
+        svc = Service(FakeBoard(identity=HAND), profile=PROFILES["fide"], start=StartInfo(),
+                      namer=OutputNamer(tmp_path / "out"), options=RunOptions(), view=view,
+                      archive=Archive(tmp_path / "data"), opponent=computer,  # type: ignore[arg-type]
+                      clock=clock)
+        return svc, view
+
+    computer = ScriptedComputer(chess.BLACK, ["e7e5", "b8c6"])
+    svc, _ = start(computer)
+    svc.open()
+    feed(svc, [ev.Snapshot(0.5, START), ev.Lifted(1.0, chess.E2), ev.Placed(1.4, chess.E4)])
+    for k in range(1, 30):  # e4 released: complete after a second, the computer's turn
+        clock.now += 0.1
+        feed(svc, [ev.Tick(1.4 + 0.1 * k)])
+    assert computer.asked is not None  # the computer thinks; the power goes
+    session = svc.session
+    assert session is not None and session.journal is not None
+    svc._release()
+    session.sensor_log.file.close()
+    session.journal.file.close()
+
+    computer = ScriptedComputer(chess.BLACK, ["e7e5", "b8c6"])
+    svc, view = start(computer)
+    made = clock.now
+    clock.now += 4.0  # a slow start: the board answers 4 s after the service was made
+    svc.open()
+    base = clock.now - made  # the board's link time now (its clock starts with the link)
+    if computer.asked is not None:  # asked before the board said anything (the old code)
+        svc.submit(computer.reply())
+        svc.step(timeout=0)
+    after_e4 = chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+    feed(svc, [ev.Snapshot(0.05, after_e4.occupied)])
+    if computer.asked is not None:  # asked once the board showed the game (the new code)
+        svc.submit(computer.reply())
+        svc.step(timeout=0)
+    assert any("resuming game" in m for m in view.all_messages)
+    # the person makes the computer's e5 (lift e7, put it on e5), as the board stamps it
+    hands = [ev.Lifted(0.6, chess.E7), ev.Placed(1.1, chess.E5)]
+    for k, event in enumerate(hands):
+        clock.now = made + base + event.t
+        feed(svc, [event])
+    clock.now += 2.0
+    feed(svc, [ev.Tick(3.1)])
+    assert svc.session is not None
+    taken = [e for e in load_sensor_log(svc.session.files.sensor).events
+             if isinstance(e, (ev.Lifted, ev.Placed))][-2:]
+    assert [type(e) for e in taken] == [ev.Lifted, ev.Placed]
+    gap = taken[1].t - taken[0].t
+    assert gap == pytest.approx(0.5, abs=0.01), (
+        f"the lift and the placement of e5 taken {gap:.3f} s apart, not the board's 0.5 s")
+    assert [m.san for m in svc.session.record.moves] == ["e4", "e5"]
+    svc.close()

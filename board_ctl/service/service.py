@@ -180,7 +180,8 @@ class Service:
         self._over_since: float | None = None
         self._last_event = 0.0  # wall clock of the last board event (not a Tick)
         self._t = 0.0  # link time of the last item
-        self._event_at = (0.0, clock())  # (link time, wall clock) of the last board event
+        # (link time, wall clock) of the last board event; None before the board's first
+        self._event_at: tuple[float, float] | None = None
         self._shown_occupied: chess.Bitboard | None = None
         # effects fed but not yet shown: they wait for the batch's journal commit
         self._pending: list[tuple[Sequence[Effect], GameSession]] = []
@@ -433,7 +434,13 @@ class Service:
         self._opponent_update()
 
     def _link_now(self) -> float:
-        """Now on the board's timeline: its last event's time and the time since then."""
+        """Now on the board's timeline: its last event's time and the time since then.
+        Before the board has reported anything, the latest link time seen (its ticks):
+        the time since the service was made is no time of the board's (a start-up of 4 s
+        at the emulator's 10x put a computer's answer 40 s ahead of the board, and every
+        event after it at that one instant until the board caught up)."""
+        if self._event_at is None:
+            return self._t
         t, wall = self._event_at
         scale = self.opponent.scale if self.opponent is not None else 1.0
         return t + (self._clock() - wall) * scale
