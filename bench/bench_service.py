@@ -24,12 +24,16 @@ default this checkout's own directory, on a real disk as a board's SD card is (t
 system's temporary directory may be a tmpfs, where an fsync costs nothing and the figures
 would say nothing of a disk). The file system is printed, with a warning when it is a
 tmpfs or ramfs. The latency is given for every press and, apart, for the first press of
-each game (the game's journal and folder are new then). With --compare REF (a git commit, e.g. main), the same measurements run on
-that commit's code too, interleaved round by round, so both figures come from the same
+each game and each game's start (the snapshot that completes the set-up to the game's
+first frame: the game's journal is new then); after each game the disk's own cost is
+measured in the same conditions (a plain append + fdatasync of a journal-sized line in
+the data directory), so that a stall of the disk can be told from one of the service.
+With --compare REF (a git commit, e.g. main), the same measurements run on that
+commit's code too, interleaved round by round, so both figures come from the same
 conditions; the load average before and after is printed with them.
 
-Targets (issue 9 §3): p99 < 5 ms with the journal on, idle CPU < 1 % of one core,
-RSS < 40 MB.
+Targets: p99 < 10 ms on a real disk with the journal on, the first move of each game
+included; idle CPU < 1 % of one core; RSS < 40 MB.
 """
 
 from __future__ import annotations

@@ -81,8 +81,9 @@ def test_a_game_resumes_on_its_own_board_only(tmp_path: Path) -> None:
     assert not said(view, game_id)  # not even offered
     feed(other, [ev.Snapshot(0.5, ON_THE_BOARD)])
     assert other.session is None and not said(view, "resuming")
-    assert lights(board) == {**{sq: Colour.GREEN for sq in chess.scan_forward(START & ~ON_THE_BOARD)},
-                             **{sq: Colour.RED for sq in chess.scan_forward(ON_THE_BOARD & ~START)}}
+    missing, extra = START & ~ON_THE_BOARD, ON_THE_BOARD & ~START
+    assert lights(board) == {**{sq: Colour.GREEN for sq in chess.scan_forward(missing)},
+                             **{sq: Colour.RED for sq in chess.scan_forward(extra)}}
     feed(other, [ev.Snapshot(1.0, START), *events(FOOLS_MATE, t=2.0), ev.Tick(9.0)])
     assert other.session is not None and other.session.game_id != game_id
     assert pgn_moves(other.session.record.pgn_text()) == ["f3", "e5", "g4", "Qh4#"]
@@ -261,7 +262,8 @@ class ScriptedComputer:
     def __init__(self, side: chess.Color, moves: list[str]) -> None:
         from board_ctl.opponent.opponent import OpponentSettings
 
-        self.settings = OpponentSettings(None, "black" if side == chess.BLACK else "white")  # type: ignore[arg-type]
+        self.settings = OpponentSettings(
+            None, "black" if side == chess.BLACK else "white")  # type: ignore[arg-type]
         self.side = side
         self.moves = [chess.Move.from_uci(m) for m in moves]
         self.deliver: Any = None
@@ -316,7 +318,8 @@ def test_a_resumed_game_against_the_computer_keeps_the_boards_time(tmp_path: Pat
         view = RecordingView()
         svc = Service(FakeBoard(identity=HAND), profile=PROFILES["fide"], start=StartInfo(),
                       namer=OutputNamer(tmp_path / "out"), options=RunOptions(), view=view,
-                      archive=Archive(tmp_path / "data"), opponent=computer,  # type: ignore[arg-type]
+                      archive=Archive(tmp_path / "data"),
+                      opponent=computer,  # type: ignore[arg-type]
                       clock=clock)
         return svc, view
 
