@@ -79,6 +79,8 @@ class ChessLinkClient:
     _buf: str = ""
 
     def __post_init__(self) -> None:
+        if not self.path:  # no port: bytes are given to feed() (codec tests)
+            return
         self.port = serial.Serial(self.path, 38400, bytesize=serial.EIGHTBITS,
                                   parity=serial.PARITY_NONE, timeout=0)
 
@@ -95,11 +97,7 @@ class ChessLinkClient:
         while True:
             data = self.port.read(4096)
             if data:
-                for byte in data:
-                    if bin(byte).count("1") % 2 == 0:
-                        self.bad_parity += 1
-                    self._buf += chr(byte & 0x7F)
-                self._parse()
+                self.feed(data)
             elif time.monotonic() >= deadline:
                 return
             else:
@@ -126,6 +124,14 @@ class ChessLinkClient:
 
     def board_fen(self) -> str:
         return self.statuses[-1][1] if self.statuses else ""
+
+    def feed(self, data: bytes) -> None:
+        """Handle bytes as if read from the port."""
+        for byte in data:
+            if bin(byte).count("1") % 2 == 0:
+                self.bad_parity += 1
+            self._buf += chr(byte & 0x7F)
+        self._parse()
 
     def _parse(self) -> None:
         buf = self._buf

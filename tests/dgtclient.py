@@ -110,6 +110,8 @@ class DgtClient:
     _buf: bytes = b""
 
     def __post_init__(self) -> None:
+        if not self.path:  # no port: bytes are given to feed() (codec tests)
+            return
         self.port = serial.Serial(self.path, 9600, bytesize=serial.EIGHTBITS,
                                   parity=serial.PARITY_NONE, stopbits=serial.STOPBITS_ONE,
                                   timeout=0)
@@ -163,6 +165,11 @@ class DgtClient:
 
     def board_fen(self) -> str:
         return placement(tuple(self.codes))
+
+    def feed(self, data: bytes) -> None:
+        """Handle bytes as if read from the port."""
+        self._buf += data
+        self._parse()
 
     def _parse(self) -> None:
         buf = self._buf

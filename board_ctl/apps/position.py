@@ -60,9 +60,12 @@ Pieces = dict[chess.Square, chess.Piece]
 class AppPosition:
     def __init__(self, fen: str = chess.STARTING_FEN) -> None:
         self.game = chess.Board(fen)
+        self.fen = self.game.fen()
         self.occupied = self.game.occupied
         self.pieces: Pieces = self.game.piece_map()
         self.hand: list[tuple[chess.Square, chess.Piece]] = []  # lifted, newest last
+        # Squares a promoting pawn's new piece stands on, not yet known: (origin, pawn).
+        self.promoting: dict[chess.Square, tuple[chess.Square, chess.Piece]] = {}
         # Positions the game has left that the board may still show (newest first).
         self.behind: list[chess.Board] = []
 
@@ -78,15 +81,19 @@ class AppPosition:
         """The game's position and the settled occupancy now: what the app must be told."""
         before = dict(self.pieces)
         guesses: list[Guess] = []
-        if fen != self.game.fen():
-            self._new_position(chess.Board(fen), occupied)
-        lifted = self.occupied & ~occupied
-        placed = occupied & ~self.occupied
+        settled = chess.BB_EMPTY  # squares the game's new move accounts for
+        if fen != self.fen:
+            self.fen = fen
+            settled = self._new_position(chess.Board(fen), occupied)
+        lifted = self.occupied & ~occupied & ~settled
+        placed = occupied & ~self.occupied & ~settled
         self.occupied = occupied
         for square in chess.scan_forward(lifted):
             piece = self.pieces.pop(square, None)
             if piece is not None:
                 self.hand.append((square, piece))
+            elif square in self.promoting:  # the new piece lifted again: the pawn in hand
+                self.hand.append(self.promoting.pop(square))
         for square in chess.scan_forward(placed):
             guess = self._put_down(square)
             if guess is not None:
@@ -99,21 +106,36 @@ class AppPosition:
 
     # ------------------------------------------------------------------ the game moves
 
-    def _new_position(self, game: chess.Board, occupied: chess.Bitboard) -> None:
+    def _new_position(self, game: chess.Board, occupied: chess.Bitboard) -> chess.Bitboard:
+        """The game moved on. If by one legal move the board shows made (its pieces have
+        left their squares), its pieces stand where the game puts them: the capturer on
+        its victim's square, the promoted piece, the castled king and rook. The squares
+        so accounted for."""
         old = self.game
         self.game = game
         # Until the board shows the new position, it may still show the old one.
         self.behind = [old, *self.behind][:RECENT] if game.occupied != occupied else []
         move = _move_between(old, game)
         if move is None:
-            return
-        origins, targets = _squares_of(old, move)
-        if origins & self.occupied:  # not made on the board yet (a computer's move)
-            return
-        for square in chess.scan_forward(targets & self.occupied):
-            piece = game.piece_at(square)
-            if piece is not None:  # the move as the game has it: the capturer, the
-                self.pieces[square] = piece  # promoted piece, the castled king and rook
+            return chess.BB_EMPTY
+        carried = _carried(old, move)
+        if any(occupied & chess.BB_SQUARES[origin] for origin, _ in carried):
+            return chess.BB_EMPTY  # not made on the board yet (a computer's move)
+        victim = _captured_on(old, move)
+        if victim is not None:
+            self._take_from_hand(victim)  # taken off the board for good
+        settled = chess.BB_EMPTY
+        for origin, target in carried:
+            if not occupied & chess.BB_SQUARES[target]:
+                continue  # not arrived yet: put down later, it is read then
+            self.pieces.pop(origin, None)
+            self._take_from_hand(origin)
+            self.promoting.pop(target, None)
+            piece = game.piece_at(target)
+            assert piece is not None
+            self.pieces[target] = piece
+            settled |= chess.BB_SQUARES[origin] | chess.BB_SQUARES[target]
+        return settled
 
     def _resync(self) -> None:
         """The occupancy of the game's position (or of one the board has not caught up
@@ -130,6 +152,7 @@ class AppPosition:
     def _adopt(self, board: chess.Board) -> None:
         self.pieces = board.piece_map()
         self.hand = []
+        self.promoting = {}
 
     # ------------------------------------------------------------------ a piece put down
 
@@ -141,7 +164,9 @@ class AppPosition:
             self._take_from_hand(origin)
             if move.promotion is None:
                 self.pieces[square] = piece
-            return None  # a promotion's square reads empty until the move is complete
+            else:  # a promotion's square reads empty until the move is complete
+                self.promoting[square] = (origin, piece)
+            return None
         own = game.piece_at(square)
         if own is not None and self._in_hand(own) is not None:
             self._take_from_hand(self._in_hand(own))
@@ -225,6 +250,20 @@ def _squares_of(board: chess.Board, move: chess.Move) -> tuple[chess.Bitboard, c
     return chess.BB_SQUARES[move.from_square], chess.BB_SQUARES[move.to_square]
 
 
+def _carried(board: chess.Board, move: chess.Move) -> list[tuple[chess.Square, chess.Square]]:
+    """(origin, target) of each piece a move carries: the mover, and castling's rook."""
+    if board.is_castling(move):
+        return [(move.from_square, move.to_square), _rook_squares(board, move)]
+    return [(move.from_square, move.to_square)]
+
+
+def _captured_on(board: chess.Board, move: chess.Move) -> chess.Square | None:
+    if board.is_en_passant(move):
+        return chess.square(chess.square_file(move.to_square),
+                            chess.square_rank(move.from_square))
+    return move.to_square if board.is_capture(move) else None
+
+
 def _victim(board: chess.Board, move: chess.Move) -> chess.Bitboard:
     """The square a capture empties besides the mover's (en passant's pawn)."""
     if board.is_en_passant(move):
@@ -235,12 +274,17 @@ def _victim(board: chess.Board, move: chess.Move) -> chess.Bitboard:
 
 def _move_between(old: chess.Board, new: chess.Board) -> chess.Move | None:
     """The legal move that takes the game from `old` to `new`, if one does."""
-    if new.turn == old.turn or chess.popcount(old.occupied ^ new.occupied) > 4:
+    if new.turn == old.turn:
         return None
-    target = new.board_fen()
-    for move in old.legal_moves:
+    changed = chess.BB_EMPTY  # squares whose piece differs
+    for color in chess.COLORS:
+        for piece_type in chess.PIECE_TYPES:
+            changed |= old.pieces_mask(piece_type, color) ^ new.pieces_mask(piece_type, color)
+    if chess.popcount(changed) > 4:
+        return None
+    for move in old.generate_legal_moves(from_mask=changed, to_mask=changed):
         old.push(move)
-        found = old.board_fen() == target
+        found = old.board_fen() == new.board_fen()
         old.pop()
         if found:
             return move
