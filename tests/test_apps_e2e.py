@@ -26,6 +26,7 @@ from pathlib import Path
 import chess
 import chess.pgn
 import pytest
+import serial
 
 from appskit import check_timeline, positions_of, skippable
 from board_ctl.simulate import RenderStyle, render_game
@@ -267,11 +268,16 @@ def test_garbage_on_both_ports_during_a_game(tmp_path: Path) -> None:
                         b"L20" + b"F" * 300, b"W02", b"S00"])
                     os.write(fd, junk)
                     sent += 1
-                # the hosts ask as programs do, between the garbage
-                assert len(dgt.board_dump()) > 0
-                chesslink.status()
-                dgt.pump(0.05)
-                chesslink.pump(0.05)
+                # the hosts ask as programs do, between the garbage (until the game's end
+                # closes the ports under them)
+                try:
+                    assert len(dgt.board_dump()) > 0
+                    chesslink.status()
+                    dgt.pump(0.05)
+                    chesslink.pump(0.05)
+                except serial.SerialException:
+                    assert proc.wait(timeout=30) == 0
+                    break
             for fd in noise:
                 os.close(fd)
             output = out.read_text()
@@ -366,5 +372,7 @@ def test_with_an_opponent_livechess_and_mqtt(tmp_path: Path) -> None:
     for name, client in (("DGT", dgt), ("ChessLink", chesslink)):
         reads = placements_read(client)
         first = positions.index(reads[0])  # (the game may have begun before they asked)
+        # The computer's last move ends the game when it is chosen, before the person
+        # makes it on the board (--once then stops): the apps may read the board without it.
         check_timeline(reads, positions[first:], may_skip=set(range(len(positions))),
-                       where=name)
+                       last_unfinished=played.headers["Result"] != "*", where=name)

@@ -289,7 +289,8 @@ _SEGMENTS = {0x3F: "0", 0x06: "1", 0x5B: "2", 0x4F: "3", 0x66: "4", 0x6D: "5", 0
 
 
 def printable(data: bytes) -> str:
-    return "".join(chr(b) if 0x20 <= b < 0x7F else "?" for b in data).rstrip()
+    """ASCII text as sent (apps centre it with spaces: those are trimmed)."""
+    return "".join(chr(b) if 0x20 <= b < 0x7F else "?" for b in data).strip()
 
 
 def describe_clock_command(body: bytes) -> tuple[int, str]:

@@ -49,6 +49,7 @@ REOPEN_EVERY = 1.0  # s between tries to open a line that went away
 SETUP_SETTLE = DEFAULT_SETTLE  # s of game time the raw occupancy must hold while setting up
 NOTES_PER_SECOND = 5  # clock commands shown at most, per port (an app may send many)
 IDLE_WAIT = 1.0  # s: the thread wakes at least this often
+STOP_FLUSH = 0.5  # s a stopping port waits for its app to take the last changes
 
 
 class Session(Protocol):
@@ -181,6 +182,25 @@ class AppPort:
                 log.exception("%s port %s: unexpected error; going on", self.label,
                               self.name)
                 time.sleep(0.1)
+        self._last_words()
+
+    def _last_words(self) -> None:
+        """Stopping: the states still queued (the game's end) reach the app first, as far
+        as it reads them within STOP_FLUSH seconds."""
+        try:
+            now = self._now()
+            self._take_states(now)
+            if self._setup is not None:
+                fen, occupied, _ = self._setup
+                self._setup = None
+                self._apply(fen, occupied, now)
+            deadline = now + STOP_FLUSH
+            while self._outbox and self.transport.is_open and self._now() < deadline:
+                self._flush(self._now())
+                if self._outbox:
+                    select.select([], [self.transport.fileno()], [], 0.05)
+        except LineGone:
+            pass
 
     def _step(self) -> None:
         now = self._now()
