@@ -168,3 +168,57 @@ def test_illegal_move_is_shown_then_taken_back() -> None:
 def test_whole_games(style: RenderStyle) -> None:
     for index, game in enumerate(corpus()[::16]):
         check(render_game(game, seed=index, style=style), f"game {index * 16}")
+
+
+# ---------------------------------------------------------------- the game ahead of the board
+
+
+def pieces(model: AppPosition) -> str:
+    return model.board_fen()
+
+
+def test_a_computers_move_is_read_when_made_on_the_board_not_before() -> None:
+    """Against a computer its move is the game's as soon as chosen; the board shows it
+    only once the person has made it. The app reads the board: the old position until
+    the piece is lifted, the computer's capture once made, whichever order the hands use."""
+    before = chess.Board("rnbqkb1r/pppppppp/5n2/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 1 2")
+    after = before.copy()
+    after.push_san("Nxe4")
+    for order in ((chess.F6, chess.E4), (chess.E4, chess.F6)):
+        model = AppPosition(before.fen())
+        occupied = before.occupied
+        model.update(after.fen(), occupied)  # announced, not yet made
+        assert pieces(model) == before.board_fen()
+        for square in order:  # both lifted: the knight and the pawn it takes
+            occupied &= ~chess.BB_SQUARES[square]
+            update = model.update(after.fen(), occupied)
+            assert not update.guesses
+        occupied |= chess.BB_E4
+        model.update(after.fen(), occupied)
+        assert pieces(model) == after.board_fen()
+
+
+def test_a_takeback_is_read_as_the_board_shows_it() -> None:
+    """A takeback (against a computer, casual) sets the game back; until the pieces are
+    moved back the app reads the board as it stands, then the earlier position."""
+    board = chess.Board()
+    board.push_san("e4")
+    model = AppPosition(board.fen())
+    occupied = board.occupied
+    back = chess.Board()
+    model.update(back.fen(), occupied)
+    assert pieces(model) == board.board_fen()
+    occupied &= ~chess.BB_E4
+    model.update(back.fen(), occupied)
+    occupied |= chess.BB_E2
+    model.update(back.fen(), occupied)
+    assert pieces(model) == back.board_fen()
+
+
+def test_a_piece_from_off_the_board_is_a_guess_said_as_such() -> None:
+    board = chess.Board("4k3/8/8/8/8/8/8/4K2R w K - 0 1")
+    model = AppPosition(board.fen())
+    update = model.update(board.fen(), board.occupied | chess.BB_D4)
+    (guess,) = update.guesses
+    assert guess.square == chess.D4 and "off the board" in guess.text()
+    assert model.piece_at(chess.D4) is not None
