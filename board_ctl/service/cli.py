@@ -261,14 +261,19 @@ def _start_service(config: Config, args: argparse.Namespace, view: View,
     if app_ports is not None:
         for line in app_ports.start(service.submit, scale=_board_scale(board)):
             view.message(line)
-    if endpoint is not None:
-        endpoint.start(service.submit)
-        view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com); "
-                     "a move goes out at the clock press, or without a clock once its piece "
-                     "is released and the board stands still for 1 s")
-    if publisher is not None:
-        publisher.attach(service)
-        publisher.start(wait=MQTT_WAIT)  # a refused login stops here, in one line
+    try:
+        if endpoint is not None:
+            endpoint.start(service.submit)
+            view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com); "
+                         "a move goes out at the clock press, or without a clock once its "
+                         "piece is released and the board stands still for 1 s")
+        if publisher is not None:
+            publisher.attach(service)
+            publisher.start(wait=MQTT_WAIT)  # a refused login stops here, in one line
+    except BaseException:
+        if app_ports is not None:  # (their pty links removed)
+            app_ports.close()
+        raise
     return service
 
 
