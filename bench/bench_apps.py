@@ -177,9 +177,10 @@ class Rig:
             self.dgt.codes[fld] == code for _ in self.dgt.boards[dgt_seen:]),
             f"DGT field update of {chess.square_name(square)}")
         symbol = "." if piece is None else piece.symbol()
+        link = self.link
 
         def status_shows() -> bool:
-            return any(_char(p, square) == symbol for _, p in self.link.statuses[link_seen:])
+            return any(_char(p, square) == symbol for _, p in link.statuses[link_seen:])
         got_link = self.wait(status_shows, f"ChessLink status of {chess.square_name(square)}")
         (s.lift_dgt if piece is None else s.place_dgt).append((got_dgt - sent) * 1000)
         (s.lift_link if piece is None else s.place_link).append((got_link - sent) * 1000)
