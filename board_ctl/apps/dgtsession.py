@@ -24,7 +24,6 @@ MODES = {dgt.SEND_RESET: IDLE, dgt.SEND_UPDATE_BRD: UPDATE_BOARD, dgt.SEND_UPDAT
 VERSION = (1, 7)  # the board's firmware version as reported
 CLOCK_VERSION = 0x21  # the clock's (2.1: a clock that shows ASCII text)
 CLOCK_EVERY = 1.0  # s: UPDATE mode's clock readings
-UNSUPPORTED = frozenset({dgt.TO_BUSMODE, dgt.START_BOOTLOADER, 0x50, 0x51, 0x52, 0x53, 0x54})
 
 
 class DgtSession:

@@ -112,7 +112,6 @@ class AppPort:
         self._notes: collections.deque[float] = collections.deque()
         self._last_note = ""
         self._retry_at: float | None = None
-        self._gone_reason = ""
 
     # ------------------------------------------------------------------ life cycle
 
@@ -129,7 +128,6 @@ class AppPort:
             if self.transport.is_pty:
                 raise
             self._retry_at = self._now() + REOPEN_EVERY
-            self._gone_reason = str(exc)
             return (f"{self.label} port {self.name}: not there yet ({exc}); opened when it "
                     f"appears")
         where = f" ({self.transport.device})" if self.transport.is_pty else ""
@@ -323,7 +321,6 @@ class AppPort:
         self._outbox.clear()
         self.session.reset()
         self._retry_at = self._now() + REOPEN_EVERY
-        self._gone_reason = reason
         log.warning("%s port: %s; opening it again when it returns", self.label, reason)
         self.on_note(f"{self.label} port {self.name} went away ({reason}); opening it "
                      f"again when it returns")

@@ -118,7 +118,8 @@ class AppPorts:
         started, self._started = self._started, []
         for port in started:
             port.stop()
-            troubled = port.session.ignored or port.dropped or port.guesses
+            # (output dropped is no trouble when no app was reading: a pty nobody opened)
+            troubled = port.session.ignored or port.guesses
             log.log(logging.WARNING if troubled else logging.INFO, "%s", port.summary())
         for port in self.ports:
             if port not in started:

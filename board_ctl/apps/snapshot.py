@@ -4,8 +4,8 @@ clock, read at any moment from the last state the service published."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 import chess
 
