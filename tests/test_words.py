@@ -105,3 +105,35 @@ def test_no_help_names_a_seed_document_or_an_issue() -> None:
     text = out.getvalue()
     assert "ladder" in text
     assert not re.search(r"\bseed \d|\bissue \d|carve", text), text
+
+
+def readme_legend_signs(readme: str) -> set[str]:
+    """The signs in the first column of the README's table of the live view's signs."""
+    start = readme.index("| sign | colour | meaning |")
+    rows = readme[start:].split("\n\n", 1)[0].splitlines()[2:]
+    return {row.split("|")[1].strip().strip("`") for row in rows}
+
+
+def test_every_sign_the_live_view_draws_is_in_the_readmes_legend() -> None:
+    from board_ctl.service.richview import STRAY
+    from board_ctl.service.view import LED_MARKS
+    drawn = {STRAY, *LED_MARKS.values()}
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert drawn - readme_legend_signs(readme) == set()
+
+
+def test_the_legend_check_sees_a_missing_row() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    without = "\n".join(line for line in readme.splitlines() if not line.startswith("| `●`"))
+    assert "●" in readme_legend_signs(readme) and "●" not in readme_legend_signs(without)
+
+
+def test_what_users_read_names_no_commit_and_no_project_history() -> None:
+    """README and docs: no commit hashes (7-40 hex digits with a digit and a letter; a
+    Pico's board id, `board e661...`, is no commit), no 'carve', no seed document."""
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        hashes = [w for w in re.findall(r"(?<![\w#-])(?<!board )[0-9a-f]{7,40}(?![\w-])", text)
+                  if re.search(r"[a-f]", w) and re.search(r"\d", w)]
+        assert hashes == [], (page.name, hashes)
+        assert not re.search(r"\bcarve|\bseed \d{3}\b", text, re.IGNORECASE), page.name
