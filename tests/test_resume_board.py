@@ -93,7 +93,7 @@ def test_a_game_resumes_on_its_own_board_only(tmp_path: Path) -> None:
     assert entry is not None and entry.game_id == game_id
 
     again, _, view = service(tmp_path, HAND)
-    assert said(view, f"game {game_id} was left unfinished on this board", "6 moves")
+    assert said(view, f"game {game_id} was left unfinished on this board", "6 plies")
     feed(again, [ev.Snapshot(0.0, ON_THE_BOARD), *events(MATE, t=0.0)])
     assert said(view, f"resuming game {game_id}", "shows its position")
     assert again.session is not None and again.session.game_id == game_id
@@ -182,6 +182,7 @@ def board_ctl(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL)
 
 
+@pytest.mark.slow  # four board-ctl processes
 def test_board_ctl_games_abandons_a_game(tmp_path: Path) -> None:
     game_id = stopped_half_way(tmp_path)
     data = str(tmp_path / "data")

@@ -129,10 +129,11 @@ class HeldGame:
 
 
 def moves_summary(moves: Sequence[str]) -> str:
-    """ "6 moves (... 3. Qh5 Nf6)": how many, and the last few."""
+    """ "6 plies (1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6)": how many (counted as `board-ctl games`
+    counts them), and the last few."""
     shown = " ".join(f"{i // 2 + 1}. {san}" if i % 2 == 0 else san
                      for i, san in enumerate(moves[-6:], start=len(moves[:-6])))
-    return (f"{count(len(moves), 'move')} ({'... ' if len(moves) > 6 else ''}"
+    return (f"{count(len(moves), 'ply')} ({'... ' if len(moves) > 6 else ''}"
             f"{shown or 'none yet'})")
 
 
@@ -628,7 +629,7 @@ class Service:
         except BoardCtlError as exc:
             self._alarm(f"{exc}; game {game_id} could not be marked abandoned: the next "
                         f"start on this board offers it again")
-        self._message(f"game {game_id} abandoned ({why}): its {count(len(held.moves), 'move')} "
+        self._message(f"game {game_id} abandoned ({why}): its {count(len(held.moves), 'ply')} "
                       f"stay in the archive (`board-ctl export {game_id}`)")
 
     def _resume(self, held: HeldGame, why: str = "") -> None:
