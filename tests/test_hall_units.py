@@ -42,12 +42,13 @@ def test_settings_from_a_url(tmp_path: Path) -> None:
     s = resolve("mqtt://hall.local", "b07")
     assert (s.host, s.port, s.username, s.password, s.tls) == ("hall.local", 1883, "b07", None,
                                                                False)
-    assert s.topic("move") == "board-ctl/b07/move" and s.client_id == "board-ctl-b07"
+    assert s.topic("move") == "board-ctl/b07/move" and s.client_id == "b07"  # its user
     secret = tmp_path / "pw"
     secret.write_text("s3cret\nignored\n")
     s = resolve("mqtts://hall:8884", "b07", username="board7", password_file=str(secret),
                 topic_prefix="club/boards")
     assert (s.port, s.username, s.password, s.tls) == (8884, "board7", "s3cret", True)
+    assert s.client_id == "board7"  # (what use_username_as_clientid makes it anyway)
     assert s.topic("cmd/#") == "club/boards/b07/cmd/#" and "s3cret" not in repr(s)
     s = resolve("mqtt://u%40x:p%3Aw@10.0.0.1:1999", "b1")
     assert (s.username, s.password, s.port) == ("u@x", "p:w", 1999)

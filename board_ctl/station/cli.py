@@ -36,8 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a file holding the station's MQTT password")
     parser.add_argument("--ca-file", metavar="FILE", help="CA certificate for mqtts://")
     parser.add_argument("--topic-prefix", default="board-ctl", help="default: board-ctl")
-    parser.add_argument("--client-id", default="board-ctl-station",
-                        help="MQTT client id (the broker keeps its session while away)")
+    parser.add_argument("--client-id",
+                        help="MQTT client id (the broker keeps its session while away; "
+                             "default: the broker user name, which the shipped broker "
+                             "config enforces)")
     parser.add_argument("--event", default="?", help="the Event tag of the broadcast")
     parser.add_argument("--site", default="?", help="the Site tag of the broadcast")
     parser.add_argument("--push-url", metavar="URL",
@@ -103,7 +105,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from board_ctl.station.broadcast import round_pgn
-    from board_ctl.station.link import BrokerAddress, StationLink
+    from board_ctl.station.link import STATION_ID, BrokerAddress, StationLink
     from board_ctl.station.push import Pusher
     from board_ctl.station.station import Station
     from board_ctl.errors import TagError
@@ -141,7 +143,7 @@ def _serve(args: argparse.Namespace) -> int:
                 raise BoardCtlError(f"--pairings: {exc}") from None
             station.import_pairings("command line", text, args.pairings)
         link = StationLink(address, station.deliver, station.connection, prefix=args.topic_prefix,
-                           client_id=args.client_id,
+                           client_id=args.client_id or address.username or STATION_ID,
                            ca_file=Path(args.ca_file) if args.ca_file else None)
         pusher = None
         if args.push_url:

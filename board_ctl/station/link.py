@@ -26,6 +26,7 @@ from board_ctl.station.contract import DEFAULT_PREFIX, subscription
 
 log = logging.getLogger(__name__)
 SESSION_EXPIRY_S = 7 * 24 * 3600
+STATION_ID = "board-ctl-station"  # the client id without a broker user (else: the user)
 
 
 class BrokerError(BoardCtlError, ValueError):
@@ -67,7 +68,7 @@ class StationLink:
 
     def __init__(self, address: BrokerAddress, on_message: Callable[[str, bytes], None],
                  on_connection: Callable[[bool, str], None] | None = None,
-                 prefix: str = DEFAULT_PREFIX, client_id: str = "board-ctl-station",
+                 prefix: str = DEFAULT_PREFIX, client_id: str = STATION_ID,
                  ca_file: Path | None = None) -> None:
         self.address = address
         self.prefix = prefix
