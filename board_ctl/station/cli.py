@@ -134,7 +134,7 @@ def _serve(args: argparse.Namespace) -> int:
         link.publish(topic, payload)
 
     station = Station(data_dir, publish, prefix=args.topic_prefix, event=args.event,
-                      site=args.site)
+                      site=args.site, broker_user=address.username)
     try:  # the journal is closed however the station ends, a bad option included
         if args.pairings:
             try:

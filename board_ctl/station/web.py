@@ -238,8 +238,8 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
 
     async def ladder_page(request: Request) -> Response:
         standings = (ladder or _standings)(station)
-        games = station.hall.finished_games()
-        return page(request, "ladder.html", standings=standings, games=games)
+        return page(request, "ladder.html", standings=standings,
+                    rated=list(station.results.rows.values()), waiting=station.unconfirmed())
 
     # ---- signing in ----------------------------------------------------------------
 
@@ -403,6 +403,13 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
         return RedirectResponse("/arbiter/pairings", status_code=303)
 
     @login_required
+    async def confirm_result(request: Request, session: WebSession) -> Response:
+        form = await request.form()
+        station.confirm_result(session.user, str(form.get("board", "")),
+                               str(form.get("game", "")), str(form.get("result", "")))
+        return RedirectResponse("/ladder", status_code=303)
+
+    @login_required
     async def journal_page(request: Request, session: WebSession) -> Response:
         return page(request, "journal.html", arbiter=True,
                     entries=list(reversed(station.journal()))[:1000])
@@ -448,6 +455,7 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
         Route("/arbiter/pairings", pairings_import, methods=["POST"]),
         Route("/arbiter/pairings/send", pairing_send, methods=["POST"]),
         Route("/arbiter/journal", journal_page),
+        Route("/arbiter/ladder/confirm", confirm_result, methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(static)), name="static"),
     ]
     middleware = [Middleware(SessionMiddleware, secret_key=secret_key,  # type: ignore[arg-type]
