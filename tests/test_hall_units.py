@@ -118,6 +118,56 @@ def test_a_bad_command_keeps_its_id_for_the_reply() -> None:
     assert info.value.command_id == "r9" and str(info.value).startswith("'result' must")
 
 
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) |
+    st.text(max_size=30) | st.sampled_from([10 ** 4000, -(10 ** 400), "1-0", "arbiter"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=3), max_leaves=10)
+FIELDS = ["id", "by", "game", "result", "reason", "code", "white", "black", "fen", "event",
+          "site", "round", "board_no"]
+
+
+def _dumps(data: object) -> bytes:
+    try:
+        return json.dumps(data).encode()
+    except ValueError:  # (json will not write an integer of 4,000 digits; a board may get one)
+        return b'{"id": 1, "by": "x", "game": ' + b"9" * 4000 + b"}"
+
+
+@settings(max_examples=150, deadline=None)
+@given(verb=st.sampled_from(["ack", "result", "players", "new-game", "clock", "x"]),
+       payload=st.one_of(
+           st.binary(max_size=100),
+           st.dictionaries(st.sampled_from(FIELDS), JSON_VALUES, max_size=6).map(_dumps),
+           st.integers(1, 300_000).map(lambda depth: b"[" * depth + b"]" * depth),
+           st.integers(1, 30_000).map(lambda n: b'{"id": 1, "by": "' + b"a" * n + b'"}')))
+def test_any_payload_is_an_order_or_a_command_error(verb: str, payload: bytes) -> None:
+    """Issue 17 §1.1: `parse` caught decode errors only; a 5,000-digit integer (ValueError)
+    or nesting 200,000 deep (RecursionError) went up through paho and killed the board's
+    link. Whatever the payload: an Order, or a CommandError with a short reason."""
+    try:
+        order = parse(verb, payload)
+    except CommandError as exc:
+        assert 0 < len(str(exc)) < 400
+        assert exc.command_id is None or isinstance(exc.command_id, (str, int))
+    else:
+        assert order.verb == verb and len(order.key) <= 64
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"id": 1, "by": "x", "result": "1-0", "game": ' + b"9" * 5000 + b"}",
+    b"[" * 200_000 + b"]" * 200_000,
+    b'{"id": 1, "by": "x", "white": 1' + b"0" * 400 + b', "black": 1}',
+    b'{"id": 1, "by": "x", "white": {"fide_id": 1' + b"0" * 400 + b"}}",
+    b'{"id": ' + b"7" * 70 + b', "by": "x"}',
+    b"\xff\xfe",
+])
+def test_the_commands_that_killed_the_link(payload: bytes) -> None:
+    for verb in ("result", "clock", "players"):
+        with pytest.raises(CommandError):
+            parse(verb, payload)
+
+
 # ---------------------------------------------------------------- the journal, read as it grows
 
 

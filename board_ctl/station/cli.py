@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
 import logging
 import sys
@@ -159,9 +160,14 @@ def _serve(args: argparse.Namespace) -> int:
             pusher = Pusher(args.push_url, token, round_name,
                             lambda: round_pgn(station.hall, round_name, station.pairings,
                                               station.event, station.site))
+        def start_link(loop: asyncio.AbstractEventLoop) -> None:
+            assert link is not None
+            link.start()
+            link.watch(loop)
+
         app = build_app(station, users, load_secret(data_dir / "session.key"),
                         secure_cookies=args.secure_cookies, pusher=pusher,
-                        on_start=lambda loop: link.start() if link else None,
+                        on_start=start_link,
                         on_stop=lambda: link.stop() if link else None)
         print(f"board-ctl arbiter: http://{host}:{port}/ (arbiters: /arbiter), "
               f"broker {address.host}:{address.port}", file=sys.stderr)

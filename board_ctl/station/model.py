@@ -637,7 +637,8 @@ class _TooLong(Exception):
 class _MainLine(chess.pgn.GameBuilder):
     """Reads a PGN's main line only, and no further than MAX_PLIES moves."""
 
-    def begin_variation(self) -> chess.pgn.SkipType:
+    def begin_variation(self) -> chess.pgn.SkipType:  # type: ignore[override]
+        super().begin_variation()  # (end_variation, called all the same, undoes it)
         return chess.pgn.SKIP
 
     def visit_move(self, board: chess.Board, move: chess.Move) -> None:
