@@ -144,6 +144,10 @@ def test_every_hostile_command_is_answered_and_the_link_goes_on(
                                               "white": {"name": "Anna Smith"}})
     assert reply["ok"] is True, reply
     assert station.on("b1/status")[-1].payload == b"online"
+    # nor does the board send what the broker would drop its connection for (256 KiB)
+    assert connection.max_packet == 256 * 1024
+    assert connection.publish("board-ctl/b1/pgn", b" " * (256 * 1024), retain=True) is None
+    assert connection.generation == generation
     # every command was acknowledged: a new connection gets none of them again
     before = len(station.on("b1/reply"))
     sock = connection._client.socket() if connection._client else None
