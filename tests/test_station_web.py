@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from board_ctl.cli import main
@@ -365,10 +367,38 @@ def test_clock_text(text: str, ms: int) -> None:
     assert parse_clock(text) == ms
 
 
-@pytest.mark.parametrize("text", ["", "5:0", "1:60", "a:00", "-5", "1:2:3:4"])
+@pytest.mark.parametrize("text", ["", "5:0", "1:60", "a:00", "-5", "1:2:3:4", "9" * 400,
+                                  "9" * 400 + ".5", "9" * 5000 + ":00:00", "360001",
+                                  "100:00:01", "1e309", "inf", "nan", "\u0663:00"],
+                         ids=lambda text: text if len(text) < 12 else f"{text[:6]}...{len(text)}")
 def test_bad_clock_text(text: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as info:
         parse_clock(text)
+    assert len(str(info.value)) < 100
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789:.9 ", max_size=30) | st.text(max_size=30))
+def test_any_clock_text_is_a_time_or_a_value_error(text: str) -> None:
+    """Issue 17 §1.9: 400 nines made a float of inf and round() an OverflowError: a 500.
+    Any text is a time of at most 100 h, or a ValueError."""
+    try:
+        ms = parse_clock(text)
+    except ValueError:
+        return
+    assert isinstance(ms, int) and 0 <= ms <= 100 * 3600 * 1000
+
+
+def test_a_clock_correction_of_400_nines_is_a_400_naming_the_field(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    token = login(client)
+    sent = len(hallway.sent)
+    for white, black, field in (("9" * 400, "1:00", "white"), ("1:00", "9" * 400, "black")):
+        response = client.post("/arbiter/board/b01/clock",
+                               data={"white": white, "black": black, "csrf": token})
+        assert response.status_code == 400, response.text
+        assert response.json()["error"].startswith(f"{field}: ")
+    assert len(hallway.sent) == sent  # nothing went to the board
 
 
 def test_users_are_stored_hashed(tmp_path: Path) -> None:
