@@ -239,7 +239,7 @@ class ArbiterProcess:
     broker. `args`: the rest of its command line (the broker, users, an event)."""
 
     def __init__(self, folder: Path, args: list[str], *, timeout: float = 30.0,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, nofile: int | None = None) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -249,7 +249,13 @@ class ArbiterProcess:
                      "--listen", f"127.0.0.1:{self.port}", "--data-dir", str(self.data), *args]
         self.log_path = folder / "station.log"
         self.log = self.log_path.open("ab")
-        self.process = subprocess.Popen(self.args, stdout=self.log, stderr=self.log, env=env)
+        preexec = None
+        if nofile is not None:  # the station's file descriptors, as a unit's LimitNOFILE sets
+            def preexec() -> None:
+                import resource
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        self.process = subprocess.Popen(self.args, stdout=self.log, stderr=self.log, env=env,
+                                        preexec_fn=preexec)
 
         def connected() -> bool:
             self.alive()

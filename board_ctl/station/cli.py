@@ -51,6 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a file holding the bearer token for --push-url")
     parser.add_argument("--secure-cookies", action="store_true",
                         help="mark the session cookie Secure (behind an HTTPS proxy)")
+    parser.add_argument("--forwarded-allow-ips", metavar="IPS",
+                        help="behind a reverse proxy: its address(es), comma-separated, whose "
+                             "X-Forwarded-For is trusted as the client's (default: none is; "
+                             "the sign-in limit counts by address)")
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
@@ -106,6 +110,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from board_ctl.station.broadcast import round_pgn
+    from board_ctl.station.feeds import listen_backlog
     from board_ctl.station.link import STATION_ID, BrokerAddress, StationLink
     from board_ctl.station.push import Pusher
     from board_ctl.station.station import Station
@@ -171,8 +176,13 @@ def _serve(args: argparse.Namespace) -> int:
                         on_stop=lambda: link.stop() if link else None)
         print(f"board-ctl arbiter: http://{host}:{port}/ (arbiters: /arbiter), "
               f"broker {address.host}:{address.port}", file=sys.stderr)
+        # X-Forwarded-For only from a configured proxy: uvicorn trusts 127.0.0.1's by
+        # default, and anyone on the station's machine could then claim any address
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                timeout_graceful_shutdown=2)
+                                timeout_graceful_shutdown=2,
+                                proxy_headers=bool(args.forwarded_allow_ips),
+                                forwarded_allow_ips=args.forwarded_allow_ips or None,
+                                backlog=listen_backlog())
         uvicorn.Server(config).run()
     finally:
         station.close()

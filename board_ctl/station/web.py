@@ -34,7 +34,6 @@ from starlette.responses import (
     PlainTextResponse,
     RedirectResponse,
     Response,
-    StreamingResponse,
 )
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -42,6 +41,7 @@ from starlette.templating import Jinja2Templates
 
 from board_ctl.errors import BoardCtlError
 from board_ctl.station.broadcast import round_pgn
+from board_ctl.station.feeds import FeedGate, FeedLimits, FeedResponse
 from board_ctl.station.pairings import ROUND
 from board_ctl.station.push import Pusher
 from board_ctl.station.station import CommandError, Station
@@ -50,8 +50,9 @@ from board_ctl.station.users import User, make_user
 log = logging.getLogger(__name__)
 SESSION_S = 12 * 3600
 KEEPALIVE_S = 15.0
-LOGIN_FAILURES = 5          # then the name is locked for LOCK_S
+LOGIN_FAILURES = 5          # then (name, address) is locked for LOCK_S, twice as long each time
 LOCK_S = 60.0
+MAX_LOCK_S = 3600.0
 FAILURES_KEPT = 1000        # (name, address) pairs remembered before the stale are forgotten
 MAX_UPLOAD = 1_000_000
 CLOCK_TEXT = re.compile(r"(?:(\d{1,3}):)?(\d{1,3}):([0-5]\d)(?:\.(\d{1,3}))?|"
@@ -78,6 +79,17 @@ def parse_clock(text: str) -> int:
 
 
 @dataclass
+class _Tries:
+    """Failed sign-ins of one (name, address): the recent ones, and the locks so far."""
+    recent: list[float]
+    locks: int = 0
+    until: float = 0.0  # locked until then
+
+    def last(self) -> float:
+        return max(self.recent[-1] if self.recent else 0.0, self.until)
+
+
+@dataclass
 class WebSession:
     user: str
     csrf: str
@@ -92,7 +104,10 @@ class Sessions:
         # Failed sign-ins by (name, client address): the spectators' page is public, so
         # anyone in the hall reaches the sign-in form, and a lock on the name alone let
         # him lock the arbiters out of the station with five wrong passwords a minute.
-        self._failures: dict[tuple[str, str], list[float]] = {}
+        # Each lock of the same pair lasts twice as long (up to an hour): a guesser gets
+        # a few hundred tries a day, not 7,200. The address is the connection's, or a
+        # trusted proxy's X-Forwarded-For (board-ctl arbiter --forwarded-allow-ips).
+        self._failures: dict[tuple[str, str], _Tries] = {}
         self._prune_at = FAILURES_KEPT  # doubles past a spray of fresh names: amortised O(1)
         self._clock = clock
 
@@ -116,22 +131,27 @@ class Sessions:
             self._sessions.pop(sid, None)
 
     def locked(self, name: str, client: str) -> bool:
-        now = self._clock()
-        key = (name, client)
-        recent = [t for t in self._failures.get(key, []) if now - t < LOCK_S]
-        if recent:
-            self._failures[key] = recent
-        else:
-            self._failures.pop(key, None)
-        return len(recent) >= LOGIN_FAILURES
+        tries = self._failures.get((name, client))
+        return tries is not None and self._clock() < tries.until
 
     def failed(self, name: str, client: str) -> None:
         now = self._clock()
         if len(self._failures) >= self._prune_at:  # names sprayed: forget the stale ones
-            self._failures = {key: times for key, times in self._failures.items()
-                              if now - times[-1] < LOCK_S}
+            # (a pair is kept while its lock, or the memory of its last one, lasts)
+            self._failures = {key: tries for key, tries in self._failures.items()
+                              if now - tries.last() < (MAX_LOCK_S if tries.locks else LOCK_S)}
             self._prune_at = max(FAILURES_KEPT, 2 * len(self._failures))
-        self._failures.setdefault((name, client), []).append(now)
+        tries = self._failures.setdefault((name, client), _Tries([]))
+        if tries.locks and now - tries.last() >= MAX_LOCK_S:
+            tries.locks = 0  # an hour without a try: the next lock is a minute again
+        tries.recent = [t for t in tries.recent if now - t < LOCK_S] + [now]
+        if len(tries.recent) >= LOGIN_FAILURES:
+            tries.until = now + min(LOCK_S * 2 ** tries.locks, MAX_LOCK_S)
+            tries.locks += 1
+            tries.recent = []
+
+    def succeeded(self, name: str, client: str) -> None:
+        self._failures.pop((name, client), None)
 
 
 def _templates() -> Jinja2Templates:
@@ -147,9 +167,12 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
               secure_cookies: bool = False, pusher: Pusher | None = None,
               ladder: Callable[[Station], list[dict[str, Any]]] | None = None,
               on_start: Callable[[asyncio.AbstractEventLoop], None] | None = None,
-              on_stop: Callable[[], None] | None = None) -> Starlette:
+              on_stop: Callable[[], None] | None = None,
+              feed_limits: FeedLimits | None = None) -> Starlette:
     templates = _templates()
     sessions = Sessions()
+    limits = feed_limits or FeedLimits()
+    gate = FeedGate(limits)
 
     def current(request: Request) -> WebSession | None:
         return sessions.get(request.session.get("sid"))
@@ -207,14 +230,27 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
         return _feed(request, arbiter=False)
 
     def _feed(request: Request, arbiter: bool) -> Response:
+        client = request.client.host if request.client else ""
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        refused = gate.enter(client)
+        if refused is not None:  # come back later: the browser's EventSource will
+            log.info("live page refused to %s: %s", client, refused)
+            return Response(f"retry: {limits.busy_retry_ms}\n: busy: {refused}\n\n",
+                            media_type="text/event-stream",
+                            headers={**headers, "Connection": "close"})  # (no keep-alive)
         queue = station.subscribe(arbiter)
+        loop = asyncio.get_running_loop()
+        ends = loop.time() + limits.lifetime_s
 
         async def stream() -> AsyncIterator[str]:
             try:
                 yield f"retry: 2000\ndata: {json.dumps(station.snapshot(arbiter))}\n\n"
                 while station.subscribed(queue):
+                    left = ends - loop.time()
+                    if left <= 0:
+                        return  # the page reconnects, from a fresh snapshot
                     try:
-                        text = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+                        text = await asyncio.wait_for(queue.get(), min(KEEPALIVE_S, left))
                     except asyncio.TimeoutError:
                         if await request.is_disconnected():
                             return
@@ -224,9 +260,12 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
             finally:
                 station.unsubscribe(queue)
 
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache",
-                                          "X-Accel-Buffering": "no"})
+        def closed() -> None:
+            station.unsubscribe(queue)
+            gate.leave(client)
+
+        return FeedResponse(stream(), media_type="text/event-stream", headers=headers,
+                            send_timeout_s=limits.send_timeout_s, on_close=closed)
 
     async def broadcast_index(request: Request) -> Response:
         return page(request, "broadcast.html", base=str(request.base_url).rstrip("/"),
@@ -275,6 +314,7 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
             checked = await asyncio.to_thread((user or _decoy()).check, password)
             if checked and user is not None:
                 request.session.pop("login_csrf", None)
+                sessions.succeeded(name, client)
                 sessions.end(request.session.get("sid"))
                 request.session["sid"] = sessions.create(name)
                 log.info("%s signed in", name)
