@@ -12,9 +12,12 @@ import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
 import httpx2 as httpx
 import pytest
 
+from browserkit import browser  # noqa: F401 (a fixture)
 from brokerkit import Broker
 from brokerkit import Station as Client
 from hallkit import ARBITER, ARBITER_PASSWORD, StationProcess
@@ -219,4 +222,67 @@ def test_guessing_at_the_sign_in_locks_the_guesser_only(broker: Broker, tmp_path
             assert sign_in(arbiter, ARBITER_PASSWORD, "10.0.0.7" if proxy else None) == 303
             assert arbiter.get("/arbiter").status_code == 200
     finally:
+        station.stop()
+
+
+# ---------------------------------------------------------------- framing, the policy
+
+
+@pytest.mark.slow
+def test_no_other_site_frames_the_arbiter_and_the_pages_keep_to_their_policy(
+        broker: Broker, tmp_path: Path, browser: Any) -> None:
+    """Issue 17 §1.8: a page on another local port framed the signed-in /arbiter. Now
+    X-Frame-Options and CSP frame-ancestors refuse it; and under the pages' own CSP
+    every page works with no violation reported (scripts, styles, the diagrams' pieces)."""
+    import http.server
+    import threading
+
+    from playwright.sync_api import expect
+
+    station = StationProcess(broker, tmp_path / "station")
+    board = as_board(broker)
+    game = contract_board("b1", board_no=1, tags={"round": "1", "board_no": 1})
+    for message in game.start() + game.play() + game.play() + game.raise_alert(
+            "illegal-move", "white", ["f3", "h5"], "Illegal move"):
+        send(board, message.topic.rsplit("/", 1)[1], message.payload, message.retain)
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    (evil / "index.html").write_text(
+        f'<!doctype html><iframe id="f" src="{station.url}/arbiter" width="800" '
+        'height="600"></iframe>', encoding="utf-8")
+    handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(evil))  # noqa: E731
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = browser.new_context()
+    context.add_init_script("window.__violations = [];"
+                            "document.addEventListener('securitypolicyviolation', (e) =>"
+                            " window.__violations.push(e.violatedDirective + ' ' + e.blockedURI));")
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(f"{station.url}/login?next=/arbiter")
+        page.fill("input[name=user]", ARBITER)
+        page.fill("input[name=password]", ARBITER_PASSWORD)
+        page.click("button[type=submit]")
+        expect(page.locator("#card-b1")).to_be_visible()
+        for path in ("/arbiter", "/arbiter/board/b1", "/", "/board/b1", "/ladder",
+                     "/broadcast/", "/arbiter/pairings", "/arbiter/journal"):
+            page.goto(f"{station.url}{path}")
+            page.wait_for_load_state("networkidle")
+            if "board/" in path:
+                expect(page.locator("#detail-card svg")).to_be_visible()
+            assert page.evaluate("window.__violations") == [], path
+        assert not [e for e in errors if "Content Security Policy" in e], errors
+        # the signed-in arbiter visits another site, which frames his station
+        page.goto(f"http://127.0.0.1:{server.server_address[1]}/index.html")
+        page.wait_for_load_state("load")
+        frame = next(f for f in page.frames if f is not page.main_frame)
+        assert not frame.url.startswith(station.url) or frame.url == "about:blank", frame.url
+        assert not frame.evaluate("!!document.querySelector('meta[name=csrf]')")
+    finally:
+        context.close()
+        server.shutdown()
+        server.server_close()
+        board.close()
         station.stop()

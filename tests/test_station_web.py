@@ -25,6 +25,7 @@ from board_ctl.station.push import Pusher
 from board_ctl.station.station import Station
 from board_ctl.station.users import User, UsersError, load_users, make_user, parse_users, save_user
 from board_ctl.station.web import LOCK_S, Sessions, build_app, parse_clock
+from servicekit import game_from
 from stationkit import ContractBoard, Message, contract_board, wait_for
 
 PASSWORD = "correct horse battery"
@@ -125,6 +126,42 @@ def test_writes_need_a_login_and_the_csrf_token(setup, path: str, data: dict[str
     assert hallway.sent == [] and station.journal() == []
     ok = client.post(path, data={**data, "csrf": token})
     assert ok.status_code in (200, 400)  # accepted (an unknown alert is a 400 of its own)
+
+
+def test_no_response_may_be_framed_and_each_carries_the_policy(setup) -> None:  # type: ignore[no-untyped-def]
+    """Issue 17 §1.8 (the browser's side: test_station_guard): every answer, pages,
+    redirects, errors, feeds, files, forbids framing and carries the CSP."""
+    client, _, _ = setup
+    token = login(client)
+    answers = [client.get(path, follow_redirects=False) for path in (
+        "/", "/board/b01", "/board/nope", "/ladder", "/login", "/broadcast/",
+        "/broadcast/round-1/games.pgn", "/api/boards", "/api/board/b01", "/static/station.js",
+        "/arbiter", "/arbiter/board/b01", "/arbiter/journal", "/arbiter/pairings")]
+    answers.append(client.post("/arbiter/board/b01/clock", data={"white": "x", "csrf": token}))
+    answers.append(client.post("/logout", data={"csrf": token}, follow_redirects=False))
+    answers.append(client.get("/arbiter", follow_redirects=False))  # (signed out: a redirect)
+    for answer in answers:
+        assert answer.headers["x-frame-options"] == "DENY", answer.url
+        policy = answer.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy
+        assert answer.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_diagrams_of_real_games_need_no_style_beyond_the_policy() -> None:
+    """The CSP allows the diagram's style attributes by their hashes: every diagram a
+    real game gives (each position, last move, check, alert squares) uses only those."""
+    from board_ctl.station.policy import diagram_styles
+    from board_ctl.station.views import diagram
+
+    allowed = set(diagram_styles())
+    for index in range(0, 17, 2):
+        game = game_from("classics.pgn", index)
+        position = game.board()
+        for move in game.mainline_moves():
+            position.push(move)
+            for size in (200, 400):
+                svg = diagram(position.fen(), move.uci(), ("e4", "d5"), size)
+                assert set(re.findall(r'style="([^"]*)"', svg)) <= allowed
 
 
 def test_wrong_passwords_and_locking(setup) -> None:  # type: ignore[no-untyped-def]

@@ -43,6 +43,7 @@ from board_ctl.errors import BoardCtlError
 from board_ctl.station.broadcast import round_pgn
 from board_ctl.station.feeds import FeedGate, FeedLimits, FeedResponse
 from board_ctl.station.pairings import ROUND
+from board_ctl.station.policy import SecurityHeaders
 from board_ctl.station.push import Pusher
 from board_ctl.station.station import CommandError, Station
 from board_ctl.station.users import User, make_user
@@ -509,7 +510,8 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
         Route("/arbiter/ladder/confirm", confirm_result, methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(static)), name="static"),
     ]
-    middleware = [Middleware(SessionMiddleware, secret_key=secret_key,  # type: ignore[arg-type]
+    middleware = [Middleware(SecurityHeaders),
+                  Middleware(SessionMiddleware, secret_key=secret_key,  # type: ignore[arg-type]
                              session_cookie="board_ctl_station", max_age=SESSION_S,
                              same_site="strict", https_only=secure_cookies)]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan,
