@@ -577,9 +577,9 @@ class Hall:
             board.pgn_read_ms = now
         board.pgn_tried = attempt
         start, found = board.pgn_read
-        if start != chess.Board(game.start_fen).fen():
-            return 0
         if len(found) < game.ply or position_fen(found, game.ply) != placement(game.fen):
+            return 0
+        if start != chess.Board(game.start_fen).fen():
             return 0
         if any(game.moves[m.ply].uci != m.uci for m in found if m.ply in game.moves):
             return 0
