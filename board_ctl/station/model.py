@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import logging
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import chess
@@ -579,7 +580,7 @@ class Hall:
         start, found = board.pgn_read
         if len(found) < game.ply or position_fen(found, game.ply) != placement(game.fen):
             return 0
-        if start != chess.Board(game.start_fen).fen():
+        if start != _normal_fen(game.start_fen):
             return 0
         if any(game.moves[m.ply].uci != m.uci for m in found if m.ply in game.moves):
             return 0
@@ -673,13 +674,24 @@ def read_pgn_moves(text: str) -> tuple[str, list[Move]]:
 def position(fen: str, what: str) -> str:
     """`fen` if python-chess reads it as a position (the pages and the broadcast build
     boards from it), else ContractError."""
+    if len(fen) > 100 or not _readable(fen):  # (the longest FEN has 92 characters)
+        raise ContractError(f"{what}: not a position: {fen[:100]!r}")
+    return fen
+
+
+@lru_cache(maxsize=256)
+def _normal_fen(fen: str) -> str:
+    return chess.Board(fen).fen()
+
+
+@lru_cache(maxsize=4096)
+def _readable(fen: str) -> bool:
+    """(A game's states repeat its position and start: each is read once.)"""
     try:
-        if len(fen) > 100:  # (the longest FEN has 92 characters)
-            raise ValueError
         chess.Board(fen)
     except ValueError:
-        raise ContractError(f"{what}: not a position: {fen[:100]!r}") from None
-    return fen
+        return False
+    return True
 
 
 def tag(where: str, name: str, value: str | None) -> str | None:
