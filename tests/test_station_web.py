@@ -398,6 +398,63 @@ def test_the_feed_starts_with_a_snapshot_and_follows_moves(setup) -> None:  # ty
             f"2. {hallway.boards['b02'].sans[2]}"
 
 
+def test_a_feed_ends_after_its_lifetime_and_gives_its_place_back(tmp_path: Path) -> None:
+    """Issue 17 §1.6: a feed is not held for ever. It ends after its lifetime (the
+    browser reconnects, from a fresh snapshot), and its place is free again: with one
+    place per address, a second feed is told to come back later until the first ended."""
+    from board_ctl.station.feeds import FeedLimits
+
+    station = Station(tmp_path / "station", lambda topic, payload: None)
+    app = build_app(station, {}, "test-secret",
+                    feed_limits=FeedLimits(per_client=1, lifetime_s=1.0))
+    try:
+        with TestClient(app, base_url="http://station.test") as client:
+            started = time.monotonic()
+            with client.stream("GET", "/events") as first:
+                lines = first.iter_lines()
+                assert next(lines) == "retry: 2000"
+                busy = client.get("/events")  # (the same address: no place left)
+                assert busy.text.startswith("retry: 30000\n: busy: 1 live pages open")
+                assert busy.headers["connection"] == "close"
+                rest = list(lines)  # ends by itself
+            assert 0.9 < time.monotonic() - started < 10
+            assert any(line.startswith("data: ") for line in rest)  # (its snapshot)
+            with client.stream("GET", "/events") as again:
+                assert next(again.iter_lines()) == "retry: 2000"
+    finally:
+        station.close()
+
+
+def test_a_feed_whose_client_reads_nothing_ends() -> None:
+    """A send that does not complete within the feed's send timeout (a client that
+    stopped reading, its buffers full) ends the feed, and its place is given back."""
+    import asyncio
+
+    from board_ctl.station.feeds import FeedResponse
+
+    closed: list[bool] = []
+    sent: list[dict[str, object]] = []
+
+    async def body() -> Any:
+        while True:
+            yield "data: x\n\n"
+
+    async def stuck_send(message: dict[str, object]) -> None:
+        sent.append(message)
+        if len(sent) > 2:
+            await asyncio.Event().wait()  # the client's window is shut
+
+    async def receive() -> dict[str, object]:
+        await asyncio.Event().wait()
+        return {}
+
+    response = FeedResponse(body(), media_type="text/event-stream", send_timeout_s=0.2,
+                            on_close=lambda: closed.append(True))
+    scope = {"type": "http", "asgi": {"spec_version": "2.4"}, "method": "GET"}
+    asyncio.run(asyncio.wait_for(response(scope, receive, stuck_send), 5))  # type: ignore[arg-type]
+    assert closed == [True] and len(sent) == 3
+
+
 @pytest.mark.parametrize("text,ms", [("5:00", 300_000), ("1:30:00", 5_400_000), ("0:07.25", 7_250),
                                      ("90", 90_000), ("12.5", 12_500), (" 2:05 ", 125_000)])
 def test_clock_text(text: str, ms: int) -> None:
