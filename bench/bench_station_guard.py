@@ -66,6 +66,9 @@ def main() -> int:
     print(f"freeze: a {len(pgn) / 1000:.0f} KB PGN of 20,000 plies took {pgn_s:.3f} s; "
           f"then 120 states {sum(times):.3f} s on the loop (slowest {max(times):.3f} s)")
 
+    hall = Hall()  # (a fresh one: the flood alone, without the PGN above)
+    for message in board.start():
+        hall.apply(message.topic, message.payload, now)
     before_rss = rss_mb()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
