@@ -496,6 +496,7 @@ def hostile_payloads() -> list[bytes]:
     return out
 
 
+@pytest.mark.slow  # (4,500 hostile messages and every page: 2.5 s)
 def test_no_hostile_payload_breaks_the_station() -> None:
     """Every topic, every payload of the class (issue 17 §1.1, the station's side): the
     model refuses what it cannot use, keeps what it had, and every page still renders."""
