@@ -266,7 +266,13 @@ def main(argv: list[str] | None = None) -> int:
         with multiprocessing.Pool(args.jobs) as pool:
             rows = pool.map(_run_case_args, todo, chunksize=1)
     else:
-        rows = [run_case(*case) for case in todo]
+        rows = []
+        for case in todo:
+            rows.append(run_case(*case))
+            done = rows[-1]
+            print(f"  {done.behaviour} ({'clock' if done.use_clock else 'no clock'}): "
+                  f"{done.counts['logs']} logs, {len(done.wrong)} not right", file=sys.stderr,
+                  flush=True)
     print(table(rows))
     ok = all(not r.wrong for r in rows)
     return 0 if ok else 1
