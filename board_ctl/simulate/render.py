@@ -5,7 +5,10 @@ controller): thinking time, lift and place of pieces, contact bounce, slide blip
 the many physical orders of captures, castling, en passant and promotion, the
 promotion selector and the clock button. A clean rendering never breaks a rule:
 no own movable piece is touched and then not moved, no enemy piece is lifted unless
-it is captured, the king is always lifted before the rook when castling.
+it is captured, the king is always lifted before the rook when castling. Knobs that
+are off by default add the handling of real players (behaviours.py names them): slow
+pushes across squares, captures that push the victim off, a timed scramble in which
+the opponent reaches for his piece before the press.
 
 All randomness comes from `random.Random(seed)`; time is kept in integer ticks of
 0.1 ms so that the log's `t` values are exact and strictly increasing.
