@@ -369,7 +369,8 @@ def _lines(stream: IO[str] | Iterable[str]) -> Iterator[str]:
 _PLAIN_SENSOR_LINE = re.compile(
     r'[ \t\n\r]*\{"t": ((?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?), '
     r'"ev": "(lift|place)", "sq": "([a-h][1-8])"\}[ \t\n\r]*').fullmatch
-_SENSOR_EVENTS = {"lift": ev.Lifted, "place": ev.Placed}
+_SENSOR_EVENTS: dict[str, type[ev.Lifted] | type[ev.Placed]] = {"lift": ev.Lifted,
+                                                                  "place": ev.Placed}
 _SQUARES = {name: square for square, name in enumerate(chess.SQUARE_NAMES)}
 
 
