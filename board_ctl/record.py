@@ -84,6 +84,8 @@ _REPORT_LINES: dict[type, Callable[[Any], dict[str, Any]]] = {
     TakenBack: lambda e: {"t": round(e.t, 4), "kind": "takeback", "plies": e.plies},
 }
 _SQUARE_NAMES = chess.SQUARE_NAMES
+
+
 def _names(kind: type[enum.IntEnum]) -> dict[int, str]:
     """A member's name as the report writes it, by member (one table an enum: IntEnum
     members of different enums compare equal)."""
