@@ -10,6 +10,7 @@ answers.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import errno
 import getpass
 import logging
@@ -47,8 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a file holding the station's MQTT password")
     parser.add_argument("--ca-file", metavar="FILE", help="CA certificate for mqtts://")
     parser.add_argument("--topic-prefix", default="board-ctl", help="default: board-ctl")
-    parser.add_argument("--client-id", default="board-ctl-station",
-                        help="MQTT client id (the broker keeps its session while away)")
+    parser.add_argument("--client-id",
+                        help="MQTT client id (the broker keeps its session while away; "
+                             "default: the broker user name, which the shipped broker "
+                             "config enforces)")
     parser.add_argument("--event", default="?", help="the Event tag of the broadcast")
     parser.add_argument("--site", default="?", help="the Site tag of the broadcast")
     parser.add_argument("--push-url", metavar="URL",
@@ -59,6 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a file holding the bearer token for --push-url")
     parser.add_argument("--secure-cookies", action="store_true",
                         help="mark the session cookie Secure (behind an HTTPS proxy)")
+    parser.add_argument("--forwarded-allow-ips", metavar="IPS",
+                        help="behind a reverse proxy: its address(es), comma-separated, whose "
+                             "X-Forwarded-For is trusted as the client's (default: none is; "
+                             "the sign-in limit counts by address)")
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
@@ -103,7 +110,7 @@ def _listen(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def _bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
     """The listening socket, taken before anything says the station serves (uvicorn
     would print its own traceback-like error and exit 3)."""
     try:
@@ -116,7 +123,7 @@ def _bind(host: str, port: int) -> socket.socket:
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
-        sock.listen(2048)
+        sock.listen(backlog)
     except OSError as exc:
         sock.close()
         why = {errno.EADDRINUSE: "the address is already in use (another station, or "
@@ -183,7 +190,8 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from board_ctl.station.broadcast import round_pgn
-    from board_ctl.station.link import BrokerAddress, StationLink
+    from board_ctl.station.feeds import listen_backlog
+    from board_ctl.station.link import STATION_ID, BrokerAddress, StationLink
     from board_ctl.station.push import Pusher
     from board_ctl.station.station import Station
     from board_ctl.errors import TagError
@@ -212,7 +220,7 @@ def _serve(args: argparse.Namespace) -> int:
         link.publish(topic, payload)
 
     station = Station(data_dir, publish, prefix=args.topic_prefix, event=args.event,
-                      site=args.site)
+                      site=args.site, broker_user=address.username)
     try:  # the journal is closed however the station ends, a bad option included
         if args.pairings:
             try:
@@ -221,7 +229,7 @@ def _serve(args: argparse.Namespace) -> int:
                 raise BoardCtlError(f"--pairings: {exc}") from None
             station.import_pairings("command line", text, args.pairings)
         link = StationLink(address, station.deliver, station.connection, prefix=args.topic_prefix,
-                           client_id=args.client_id,
+                           client_id=args.client_id or address.username or STATION_ID,
                            ca_file=Path(args.ca_file) if args.ca_file else None)
         pusher = None
         if args.push_url:
@@ -240,9 +248,10 @@ def _serve(args: argparse.Namespace) -> int:
         broker = f"{address.host}:{address.port}"
         stopped = threading.Event()
 
-        def start(loop: Any) -> None:
+        def start(loop: asyncio.AbstractEventLoop) -> None:
             assert link is not None
             link.start()
+            link.watch(loop)
             threading.Thread(target=_watch_broker,
                              args=(link, address.host, address.port, stopped),
                              name="broker-watch", daemon=True).start()
@@ -255,11 +264,15 @@ def _serve(args: argparse.Namespace) -> int:
         app = build_app(station, users, load_secret(data_dir / "session.key"),
                         secure_cookies=args.secure_cookies, pusher=pusher,
                         on_start=start, on_stop=stop)
-        sock = _bind(host, port)
+        sock = _bind(host, port, listen_backlog())
         try:
             print(f"board-ctl arbiter: http://{host}:{port}/ (arbiters: /arbiter), "
                   f"broker {broker}", file=sys.stderr, flush=True)
-            config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2)
+            # X-Forwarded-For only from a configured proxy: uvicorn trusts 127.0.0.1's by
+            # default, and anyone on the station's machine could then claim any address
+            config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2,
+                                    proxy_headers=bool(args.forwarded_allow_ips),
+                                    forwarded_allow_ips=args.forwarded_allow_ips or None)
             uvicorn.Server(config).run(sockets=[sock])
         finally:
             sock.close()
