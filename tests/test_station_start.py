@@ -20,7 +20,8 @@ import pytest
 
 from browserkit import browser  # noqa: F401 (a fixture)
 from conftest import stop_process
-from stationkit import Broker, free_port
+from brokerkit import Broker
+from stationkit import free_port
 from servicekit import child_env
 
 WARNING_WITHIN = 5.0  # s after the station says where it serves
@@ -29,7 +30,8 @@ WARNING_WITHIN = 5.0  # s after the station says where it serves
 class Station:
     """`board-ctl arbiter` in its own process, its stderr read line by line."""
 
-    def __init__(self, folder: Path, broker: str, port: int) -> None:
+    def __init__(self, folder: Path, broker: str, port: int,
+                 login: tuple[str, Path] | None = None) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         data = folder / "data"
         added = subprocess.run(
@@ -40,7 +42,9 @@ class Station:
         self.url = f"http://127.0.0.1:{port}"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "board_ctl.cli", "arbiter", "--broker", broker,
-             "--listen", f"127.0.0.1:{port}", "--data-dir", str(data)],
+             "--listen", f"127.0.0.1:{port}", "--data-dir", str(data),
+             *(["--broker-user", login[0], "--broker-password-file", str(login[1])]
+               if login else [])],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             env=child_env())
         self._buffer = b""
@@ -105,8 +109,9 @@ def test_an_address_in_use_is_one_line_and_exit_status_1(tmp_path: Path) -> None
 @pytest.mark.slow
 def test_an_unreachable_broker_is_said_within_5_s_and_again_when_it_answers(
         tmp_path: Path, stations: list[Station]) -> None:
-    broker = Broker(tmp_path / "broker")  # its port chosen, not started yet
-    station = Station(tmp_path / "station", broker.url, free_port())
+    broker = Broker(tmp_path / "broker", {"arbiter": "the arbiter's"})  # not started yet
+    station = Station(tmp_path / "station", broker.url, free_port(),
+                      ("arbiter", broker.password_file("arbiter")))
     stations.append(station)
     served, _ = station.wait_line("board-ctl arbiter: http://", 60)
     warned, text = station.wait_line("board-ctl arbiter: WARNING", WARNING_WITHIN)
@@ -134,10 +139,11 @@ def badge(page: Any, url: str) -> str:
 @pytest.mark.slow
 def test_every_page_s_badge_says_the_broker_s_state(tmp_path: Path, stations: list[Station],
                                                     browser: Any) -> None:  # noqa: F811
-    broker = Broker(tmp_path / "broker")
+    broker = Broker(tmp_path / "broker", {"arbiter": "the arbiter's"})  # the shipped config
     broker.start()
     try:
-        station = Station(tmp_path / "station", broker.url, free_port())
+        station = Station(tmp_path / "station", broker.url, free_port(),
+                          ("arbiter", broker.password_file("arbiter")))
         stations.append(station)
         station.wait_line("board-ctl arbiter: http://", 60)
         page = browser.new_page()

@@ -28,6 +28,7 @@ from board_ctl.errors import TagError
 from board_ctl.pgntags import check_tag
 from board_ctl.sensorlog import RESULTS
 from board_ctl.service.messages import Command, NewGame
+from board_ctl.words import count
 
 if TYPE_CHECKING:
     from board_ctl.service.service import Service
@@ -100,7 +101,7 @@ def parse(verb: str, payload: bytes) -> Order:
 
 def _parse(verb: str, payload: bytes) -> Order:
     if len(payload) > MAX_COMMAND:
-        raise CommandError(f"a command has at most {MAX_COMMAND} bytes, not {len(payload)}",
+        raise CommandError(f"a command has at most {count(MAX_COMMAND, 'byte')}, not {len(payload)}",
                            None)
     try:
         data = json.loads(payload.decode("utf-8"))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from board_ctl.errors import BoardCtlError
+from board_ctl.words import count
 
 DEFAULT_PREFIX = "board-ctl"
 BOARD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -77,7 +78,7 @@ def shown(value: Any, limit: int = 40) -> str:
 
 def json_payload(payload: bytes) -> dict[str, Any]:
     if len(payload) > MAX_JSON_BYTES:
-        raise ContractError(f"{len(payload)} bytes: more than the {MAX_JSON_BYTES} a board's "
+        raise ContractError(f"{count(len(payload), 'byte')}: more than the {MAX_JSON_BYTES} a board's "
                             "JSON message may have")
     try:
         value = json.loads(payload.decode("utf-8"))

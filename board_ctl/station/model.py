@@ -41,6 +41,7 @@ from board_ctl.station.contract import (
 from board_ctl.errors import TagError
 from board_ctl.pgntags import check_value
 from board_ctl.station.pairings import FIDE_ID
+from board_ctl.words import count
 
 log = logging.getLogger(__name__)
 
@@ -236,7 +237,7 @@ class Hall:
                 raise ContractError(f"{parsed.board} is a user of the hall, not a board")
             limit = MAX_PGN_BYTES if parsed.kind == "pgn" else MAX_JSON_BYTES
             if len(payload) > limit:
-                raise ContractError(f"{len(payload)} bytes: more than the {limit} a board's "
+                raise ContractError(f"{count(len(payload), 'byte')}: more than the {limit} a board's "
                                     f"{parsed.kind} may have")
             handler = getattr(self, "_on_" + parsed.kind)
             change: Change | None = handler(board, payload, received_ms)
