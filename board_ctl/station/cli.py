@@ -264,7 +264,9 @@ def _serve(args: argparse.Namespace) -> int:
         app = build_app(station, users, load_secret(data_dir / "session.key"),
                         secure_cookies=args.secure_cookies, pusher=pusher,
                         on_start=start, on_stop=stop)
-        sock = _bind(host, port, listen_backlog())
+        backlog = listen_backlog()  # also how many asyncio accepts at once: uvicorn's 2,048
+        # would take every descriptor in one burst
+        sock = _bind(host, port, backlog)
         try:
             print(f"board-ctl arbiter: http://{host}:{port}/ (arbiters: /arbiter), "
                   f"broker {broker}", file=sys.stderr, flush=True)
@@ -272,7 +274,8 @@ def _serve(args: argparse.Namespace) -> int:
             # default, and anyone on the station's machine could then claim any address
             config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2,
                                     proxy_headers=bool(args.forwarded_allow_ips),
-                                    forwarded_allow_ips=args.forwarded_allow_ips or None)
+                                    forwarded_allow_ips=args.forwarded_allow_ips or None,
+                                    backlog=backlog)
             uvicorn.Server(config).run(sockets=[sock])
         finally:
             sock.close()
