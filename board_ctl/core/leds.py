@@ -45,7 +45,7 @@ class LedView:
     restoring: bool = False
 
 
-_RESTORE_CODES = ("illegal-move", "position-mismatch")
+_RESTORE_CODES = ("illegal-move", "position-mismatch", "declared-move")
 
 
 def pair_up(
@@ -109,6 +109,9 @@ def full_led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> L
                     light(square, Colour.BLUE)
         if view.must_move is not None:
             light(view.must_move, Colour.BLUE, Blink.SLOW)
+        if "king-exposed" in codes:  # the count of kings moved into check, on his first rank
+            for square in codes["king-exposed"].squares:
+                light(square, Colour.WHITE)
         if view.restoring or any(code in codes for code in _RESTORE_CODES):
             missing = view.expected & ~view.occupied
             extra = view.occupied & ~view.expected
