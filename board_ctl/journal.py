@@ -354,9 +354,8 @@ def replay_effects(recovered: Recovered) -> list[dict[str, Any]]:
 def _take(recovered: Recovered, record: dict[str, Any], number: int,
           problems: list[str]) -> None:
     if "ev" in record:
-        obj = {k: v for k, v in record.items() if k != "profile"}
-        try:
-            item = parse_line(json.dumps(obj), number)
+        try:  # (the start's `profile` is the sensor log's: its start line says it too)
+            item = parse_line(json.dumps(record), number)
         except SensorLogError as exc:
             problems.append(f"journal line {number}: {exc}")
             return
