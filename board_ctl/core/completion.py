@@ -402,7 +402,7 @@ class Completion(GameState):
             if choice is not None:
                 self._complete_match(t)
             self._game_over(t, "1/2-1/2", draw)
-        elif choice is None:
+        elif choice is None and not self.draws.undecided:
             # 9.2.1: the claim may come first and the move it declares after, made on the
             # board without pressing the clock: judged once that move stands.
             self.draws.claim_pending = t
