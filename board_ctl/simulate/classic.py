@@ -71,7 +71,16 @@ def _king_into_check(square: chess.Square) -> Hook:
 
 def _claim_options(board: chess.Board, move: chess.Move, ply: int) -> list[None]:
     """A claim the position after the move cannot uphold: it has not stood before (no
-    repetition, and so no perpetual check either) and the fifty moves are far off."""
+    repetition, and so no perpetual check either) and the fifty moves are far off. Not
+    just after the opponent's capture: pushed off without a clock, it is complete only
+    once the reply begins, and a claim is none (the board takes it for one made while
+    the opponent still has the move)."""
+    if board.move_stack:
+        last = board.pop()
+        captured = board.is_capture(last)
+        board.push(last)
+        if captured:
+            return []
     board.push(move)
     try:
         fresh = not board.is_repetition(2) and board.halfmove_clock < 90

@@ -61,7 +61,7 @@ class Draws:
         self.offer_pending: int | None = None  # made with his move on the board, unpressed
         self.claim_pending: int | None = None  # a claim waiting for the move it declares
         self.refused: set[chess.Color] = set()  # sides whose last offer was declined
-        self.declared: chess.Move | None = None  # a wrong claimant's move, still to play
+        self.declared: list[chess.Move] = []  # a wrong claimant's move, still to play
         self.undecided = False  # the last claim judged: perpetual check left open
 
     @classmethod
@@ -163,7 +163,7 @@ class Draws:
                            "could not decide whether the checks can be escaped; the arbiter "
                            "decides (no penalty meanwhile)")]
         if self.declared_binds and move is not None:
-            self.declared = move
+            self.declared = [move]
         if self.claimant_seconds:
             minutes = self.claimant_seconds // 60
             return [Finding("wrong-claim", side, (), f"{NAMES[side]} claimed a draw that the "
@@ -193,16 +193,19 @@ class Draws:
         if not self.declared_binds:
             return None
         declared = self.declared
-        if declared is None and self.claim_pending is not None:
+        if not declared and self.claim_pending is not None:
+            # (a capture whose square was not seen declares each capture it may be)
             first = next((m for m in released if m.since >= self.claim_pending), None)
-            declared = first.shapes[0].move if first is not None else None
-        if declared is None or (move.from_square, move.to_square) == (
-                declared.from_square, declared.to_square):
-            self.declared = None
+            declared = [shape.move for shape in first.shapes] if first is not None else []
+        if not declared or any((move.from_square, move.to_square) == (d.from_square,
+                                                                      d.to_square)
+                               for d in declared):
+            self.declared = []
             return None
         self.declared = declared  # (held until it is played)
-        return Finding("declared-move", mover, (declared.from_square, declared.to_square),
+        shown = declared[0]
+        return Finding("declared-move", mover, (shown.from_square, shown.to_square),
                        f"{NAMES[mover]} claimed a draw declaring "
-                       f"{chess.square_name(declared.from_square)}-"
-                       f"{chess.square_name(declared.to_square)}, and must play it "
+                       f"{chess.square_name(shown.from_square)}-"
+                       f"{chess.square_name(shown.to_square)}, and must play it "
                        "(10.10 (1), 10.13 (2)): the position is reinstated")
