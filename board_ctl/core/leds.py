@@ -2,8 +2,10 @@
 
 Square colours: green where a piece must go back, red where a piece must leave, blue the
 touched piece that must move, yellow (fast blink) the candidate squares of a capture the
-board could not see, orange a sensor found faulty, white both kings on a draw, red the losing king. Nothing is lit for a
-move that is not yet completed (FIDE 12.6).
+board could not see, orange a sensor found faulty, white both kings on a draw, red the
+losing king; white on a player's first rank during the game, how many times he moved
+his king into check (`classic`). Nothing is lit for a move that is not yet completed
+(FIDE 12.6).
 """
 
 from __future__ import annotations

@@ -40,11 +40,13 @@ _LIFTED, _PLACED = ev.Lifted, ev.Placed  # (looked up for every event)
 class Referee(Sensing, Completion, RemotePlay):
     """Feed it events with `feed`; it returns the effects they cause. Pure and synchronous.
 
-    `Referee(fen, profile, settle, time_control, debug, remote, release_completes)`:
+    `Referee(fen, profile, settle, time_control, debug, remote, release_completes,
+    default_time)`:
     `settle` is the debounce time in seconds; `debug` makes a timer that stalls raise
     TimerStall (tests); `remote` the side a computer plays (its moves arrive as
     `OpponentMoved`); `release_completes`: without a clock a move released completes it
-    (implied by `remote`; an online opponent's game through the LiveChess endpoint).
+    (implied by `remote`; an online opponent's game through the LiveChess endpoint);
+    `default_time`: seconds by which the side to move at the start must have come.
     """
 
     # ------------------------------------------------------------------ public API

@@ -1,5 +1,6 @@
 """Sensor-log simulator: real games rendered as the raw events a human produces at
-the board, cleanly or with one scripted rule violation. An independent model of the
+the board, cleanly or with one scripted rule violation (`classic.py`: under the older
+Laws of the `classic` profile, with their own infractions). An independent model of the
 player, used to test the controller honestly (it does not use board_ctl.core)."""
 
 from __future__ import annotations

@@ -28,9 +28,6 @@ class Lateness:
         """When the side to move at the start loses, if he has not come (None: off)."""
         return self.default_us if self.armed else None
 
-    def came(self) -> None:
-        self.armed = False
-
     def seen(self, board: chess.Board, touched: list[tuple[int, chess.Square]]) -> bool:
         """Whether the side to move at the start has shown up: a move made, or one of his
         pieces lifted (disarms the rule for good)."""

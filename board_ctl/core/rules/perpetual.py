@@ -200,7 +200,8 @@ def _checks(position: chess.Board, line: set[Key]) -> list[chess.Move]:
     squares = chess.BB_SQUARES
     checks = [move for move in position.legal_moves
               if (squares[move.from_square] & aligned or move.promotion
-                  or squares[move.to_square] & reach[position.piece_type_at(move.from_square)]
+                  or squares[move.to_square]
+                  & reach[position.piece_type_at(move.from_square) or chess.KING]
                   or position.is_castling(move))
               and _gives_check(position, move)]
     back = []
