@@ -682,3 +682,79 @@ def test_a_live_game_under_classic_replays_to_the_same_report(tmp_path: Path) ->
     record = replay_log(written, start_profile(written.start))
     assert_same_report(live, [json.loads(line) for line in record.report_lines()])
     assert [line["code"] for line in live if line["kind"] == "alert"] == ["wrong-claim"]
+
+
+@pytest.mark.slow
+def test_board_ctl_run_with_the_classic_profile_writes_it_and_replays_the_same(
+        tmp_path: Path) -> None:
+    """`board-ctl run --profile classic` through the emulator on a pty: the sensor log it
+    writes names the profile, and `board-ctl replay` of it, without --profile, reports
+    what the board showed, line for line (the third king moved into check lost)."""
+    from corpus import corpus
+    from servicekit import EmulatorProcess, board_ctl
+
+    rendered = next(r for seed, game in enumerate(corpus()[:60])
+                    if (r := _thrice_or_none(game, seed)) is not None)
+    assert rendered.result in ("1-0", "0-1")
+    log = tmp_path / "game.jsonl"
+    rendered.write(log)
+    emulator = EmulatorProcess(tmp_path / "board", "--log", str(log), "--speed", "40")
+    try:
+        done = board_ctl("run", "--port", str(tmp_path / "board"), "--once", "--pgn",
+                         str(tmp_path / "out.pgn"), "--view", "plain", "--profile", "classic",
+                         cwd=tmp_path)
+    finally:
+        code = emulator.close()
+    assert done.returncode == 0 and code == 0, done.stderr + done.stdout
+    sensor = tmp_path / "out.sensor.jsonl"
+    assert json.loads(sensor.read_text(encoding="utf-8").splitlines()[0])["profile"] == "classic"
+    live = read_jsonl(tmp_path / "out.report.jsonl")
+    replayed = run_cli("replay", str(sensor), "--report", str(tmp_path / "again.jsonl"))
+    assert replayed.returncode == 0, replayed.stderr
+    assert read_jsonl(tmp_path / "again.jsonl") == live
+    alerts = [line["code"] for line in live if line["kind"] == "alert"]
+    assert alerts == ["illegal-move", "king-exposed"] * 3
+    game = read_pgn(tmp_path / "out.pgn")
+    assert game is not None and game.headers["Rules"] == "classic"
+    assert game.headers["Result"] == rendered.result
+
+
+def _thrice_or_none(game: chess.pgn.Game, seed: int):  # type: ignore[no-untyped-def]
+    from board_ctl.simulate import NoEligiblePly
+    from board_ctl.simulate.classic import render_classic
+    from servicekit import FAST
+
+    try:
+        return render_classic(game, "king-into-check-thrice", seed=seed,
+                              style=dataclasses.replace(FAST, use_clock=True))
+    except NoEligiblePly:
+        return None
+
+
+@pytest.mark.parametrize("code", ["king-into-check", "king-into-check-thrice", "wrong-claim",
+                                  "offer-out-of-turn", "offer-repeated"])
+def test_the_simulator_renders_real_games_under_the_older_laws(code: str) -> None:
+    """A few real games with each infraction, replayed through the log's own profile (the
+    whole corpus: test_corpus.py, slow)."""
+    from board_ctl.replay import start_profile
+    from board_ctl.simulate import NoEligiblePly
+    from board_ctl.simulate.classic import render_classic
+    from corpus import corpus
+
+    checked = 0
+    for seed, game in enumerate(corpus()[:60]):
+        try:
+            rendered = render_classic(game, code, seed=seed)
+        except NoEligiblePly:
+            continue
+        log = read_sensor_log(io.StringIO(rendered.jsonl()))
+        assert log.start.profile == "classic" and not log.errors
+        record = replay_log(log, start_profile(log.start))
+        assert [m.move for m in record.moves] == rendered.moves, seed
+        alerts = [line["code"] for line in record.report if line["kind"] == "alert"]
+        assert alerts == [alert for alert, _ in rendered.expected_alerts], seed
+        assert (record.result.result if record.result else "*") == rendered.result
+        checked += 1
+        if checked == 4:
+            break
+    assert checked == 4
