@@ -100,6 +100,13 @@ def test_a_king_taking_a_defended_piece_is_moved_into_check(script: str) -> None
     assert out.alerts == ["illegal-move", "king-exposed"] and out.sans == []
 
 
+def test_a_king_capture_not_seen_landing_is_not_counted() -> None:
+    # The king sweeps the defended pawn off e2 with nothing seen on e2: the king may as
+    # well be in hand at the press. Reinstated as an illegal move; no count rests on it.
+    out = classic("-e1 ~0.5 Cw", "4r1k1/8/8/8/8/8/4p3/4K3 w - - 0 1")
+    assert out.alerts == ["illegal-move"]
+
+
 def test_castling_into_check_is_a_king_moved_into_check() -> None:
     """The rule's own reading of the squares (the referee's reading of an illegal castling
     is another matter: today it may take the board for a legal king move)."""
