@@ -224,12 +224,14 @@ class Completion(GameState):
     def _push(self, shape: Shape, t: int) -> None:
         board, old, out, press, move = self.board, self.turn, self.out, self.press, shape.move
         mover = board.turn
-        refused = self.draws.refuses(mover, move, old.released)
-        if refused is not None:  # not the move declared with a claim (10.13 (2))
-            self._abandon_attempt()
-            self._apply(t, [refused])
-            old.must_move = refused.squares[0]
-            return
+        draws = self.draws
+        if draws.declared_binds and (draws.declared or draws.claim_pending is not None):
+            refused = draws.refuses(mover, move, old.released)
+            if refused is not None:  # not the move declared with a claim (10.13 (2))
+                self._abandon_attempt()
+                self._apply(t, [refused])
+                old.must_move = refused.squares[0]
+                return
         self._from_scan = False
         if out.alerts:
             for code in SETTLED_BY_THE_NEXT_MOVE:
@@ -266,7 +268,6 @@ class Completion(GameState):
         remaining, elapsed = switched.result if switched.result is not None else (None, None)
         plies = len(board.move_stack)
         out.effects.append(MoveMade(t / 1_000_000, plies, move, san, remaining, elapsed))
-        draws = self.draws
         if draws.offer is not None or draws.offer_pending is not None:  # (else no offer)
             offer = draws.moved(mover)
             if offer is not None:

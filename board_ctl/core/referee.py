@@ -180,7 +180,7 @@ class Referee(Sensing, Completion, RemotePlay):
             flag = self.game_clock.flag_deadline() if decision is None else None
             if flag is not None:  # (a press under judgement stopped the clock)
                 due.append((flag, self._flag))
-            late = self.lateness.deadline()
+            late = self.lateness.deadline
             if late is not None:
                 due.append((late, self._late))
             if self._remote_on:
@@ -223,7 +223,7 @@ class Referee(Sensing, Completion, RemotePlay):
             return False
         if self.result is not None:
             return True
-        late = self.lateness.deadline()
+        late = self.lateness.deadline
         if late is not None and late <= t:
             return False
         match = self.turn.match

@@ -22,24 +22,22 @@ from board_ctl.core.timebase import to_us
 class Lateness:
     def __init__(self, default_time: float | None) -> None:
         self.default_us = None if default_time is None else to_us(default_time)
-        self.armed = self.default_us is not None  # until the first player shows up
-
-    def deadline(self) -> int | None:
-        """When the side to move at the start loses, if he has not come (None: off)."""
-        return self.default_us if self.armed else None
+        # When the side to move at the start loses, if he has not come by then (None: off,
+        # or he came). (An attribute: the referee looks at it for every event.)
+        self.deadline = self.default_us
 
     def seen(self, board: chess.Board, touched: list[tuple[int, chess.Square]]) -> bool:
         """Whether the side to move at the start has shown up: a move made, or one of his
         pieces lifted (disarms the rule for good)."""
-        if self.armed and (board.move_stack or any(
+        if self.deadline is not None and (board.move_stack or any(
                 board.color_at(square) == board.turn for _, square in touched)):
-            self.armed = False
-        return not self.armed
+            self.deadline = None
+        return self.deadline is None
 
     def expired(self, board: chess.Board) -> list[Action]:
         """The default time passed with the side to move not come: he loses (a draw if
         his opponent could not mate by any series of moves, the older Laws' 10.5)."""
-        self.armed = False
+        self.deadline = None
         late = board.turn
         assert self.default_us is not None
         minutes = self.default_us / 60_000_000
