@@ -183,7 +183,7 @@ def _start(obj: dict[str, Any]) -> StartInfo:
                         "left out")
         release = False
     profile = obj.get("profile")
-    if profile is not None and profile not in PROFILES:
+    if profile is not None and (not isinstance(profile, str) or profile not in PROFILES):
         problems.append(f"'profile' must be one of {', '.join(sorted(PROFILES))}, not "
                         f"{quoted(profile)}; left out")
         profile = None

@@ -17,6 +17,8 @@ from pathlib import Path
 import chess
 import chess.pgn
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from board_ctl.core import events as ev
 from board_ctl.core.profiles import PROFILES
@@ -556,6 +558,39 @@ def test_a_start_line_naming_an_unknown_profile_is_reported(tmp_path: Path) -> N
     assert any("default_time" in p for p in start.problems)
     done = run_cli("replay", str(log), "--report", str(tmp_path / "r.jsonl"))
     assert done.returncode == 0 and "klassik" in done.stderr
+
+
+# Any JSON a start line may hold in place of a profile's name or a default time.
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=200),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                 max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(profile=JSON_VALUES, default_time=JSON_VALUES)
+def test_a_start_line_with_any_profile_or_default_time_is_read(profile: object,
+                                                              default_time: object) -> None:
+    """Whatever a log's start line holds there (a list, an object, a number, a string):
+    the start is read, a wrong value reported and left out, never a crash."""
+    from board_ctl.sensorlog import parse_line
+    line = json.dumps({"t": 0, "ev": "start", "fen": chess.STARTING_FEN,
+                       "profile": profile, "default_time": default_time})
+    start = parse_line(line, 1)
+    assert start.profile is None or (isinstance(profile, str) and start.profile == profile)
+    if profile is not None and start.profile is None:
+        assert any("'profile' must be one of" in p for p in start.problems)
+    assert start.default_time is None or 1 <= start.default_time <= 86400
+
+
+def test_a_start_line_with_a_list_for_a_profile_replays(tmp_path: Path) -> None:
+    log = tmp_path / "bad.jsonl"
+    log.write_text(json.dumps({"t": 0, "ev": "start", "profile": ["classic"]}) + "\n"
+                   + json.dumps({"t": 1.0, "ev": "lift", "sq": "e2"}) + "\n")
+    done = run_cli("replay", str(log), "--report", str(tmp_path / "r.jsonl"))
+    assert done.returncode == 0 and "'profile' must be one of" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_the_config_and_the_command_line_select_the_profile(tmp_path: Path) -> None:
