@@ -47,6 +47,28 @@ def test_the_unit_is_sandboxed() -> None:
     assert float(found.group(1)) <= MAX_EXPOSURE, result.stdout
 
 
+STATION_UNIT = ROOT / "config" / "board-ctl-arbiter.service"
+
+
+def test_the_station_unit_is_sandboxed_and_has_file_descriptors_for_the_hall() -> None:
+    """Issue 17 §1.6: 1,100 idle live-feed connections took every file descriptor of the
+    station. Its unit gives it many (the feeds get a quarter: board_ctl.station.feeds);
+    the board's unit some for its LiveChess endpoint's connections."""
+    analyze = shutil.which("systemd-analyze")
+    if analyze is None:
+        missing_tool("systemd-analyze not installed (apt-get install systemd)")
+        return
+    result = subprocess.run([analyze, "security", "--offline=true", str(STATION_UNIT)],
+                            capture_output=True, text=True, timeout=60)
+    found = re.search(r"Overall exposure level for \S+: (\d+\.\d+)", result.stdout)
+    assert found, result.stdout + result.stderr
+    assert float(found.group(1)) <= MAX_EXPOSURE, result.stdout
+    for unit, least in ((STATION_UNIT, 16384), (UNIT, 4096)):
+        limits = [line.partition("=")[2] for line in unit.read_text().splitlines()
+                  if line.startswith("LimitNOFILE=")]
+        assert limits and int(limits[0]) >= least, unit
+
+
 def test_the_unit_waits_for_the_clock_and_its_user_cannot_log_in() -> None:
     settings = unit_settings()
     assert "time-sync.target" in " ".join(settings["After"]).split()

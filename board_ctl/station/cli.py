@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
 import logging
 import sys
@@ -36,8 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a file holding the station's MQTT password")
     parser.add_argument("--ca-file", metavar="FILE", help="CA certificate for mqtts://")
     parser.add_argument("--topic-prefix", default="board-ctl", help="default: board-ctl")
-    parser.add_argument("--client-id", default="board-ctl-station",
-                        help="MQTT client id (the broker keeps its session while away)")
+    parser.add_argument("--client-id",
+                        help="MQTT client id (the broker keeps its session while away; "
+                             "default: the broker user name, which the shipped broker "
+                             "config enforces)")
     parser.add_argument("--event", default="?", help="the Event tag of the broadcast")
     parser.add_argument("--site", default="?", help="the Site tag of the broadcast")
     parser.add_argument("--push-url", metavar="URL",
@@ -48,6 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a file holding the bearer token for --push-url")
     parser.add_argument("--secure-cookies", action="store_true",
                         help="mark the session cookie Secure (behind an HTTPS proxy)")
+    parser.add_argument("--forwarded-allow-ips", metavar="IPS",
+                        help="behind a reverse proxy: its address(es), comma-separated, whose "
+                             "X-Forwarded-For is trusted as the client's (default: none is; "
+                             "the sign-in limit counts by address)")
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
@@ -103,7 +110,8 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from board_ctl.station.broadcast import round_pgn
-    from board_ctl.station.link import BrokerAddress, StationLink
+    from board_ctl.station.feeds import listen_backlog
+    from board_ctl.station.link import STATION_ID, BrokerAddress, StationLink
     from board_ctl.station.push import Pusher
     from board_ctl.station.station import Station
     from board_ctl.errors import TagError
@@ -132,7 +140,7 @@ def _serve(args: argparse.Namespace) -> int:
         link.publish(topic, payload)
 
     station = Station(data_dir, publish, prefix=args.topic_prefix, event=args.event,
-                      site=args.site)
+                      site=args.site, broker_user=address.username)
     try:  # the journal is closed however the station ends, a bad option included
         if args.pairings:
             try:
@@ -141,7 +149,7 @@ def _serve(args: argparse.Namespace) -> int:
                 raise BoardCtlError(f"--pairings: {exc}") from None
             station.import_pairings("command line", text, args.pairings)
         link = StationLink(address, station.deliver, station.connection, prefix=args.topic_prefix,
-                           client_id=args.client_id,
+                           client_id=args.client_id or address.username or STATION_ID,
                            ca_file=Path(args.ca_file) if args.ca_file else None)
         pusher = None
         if args.push_url:
@@ -157,14 +165,24 @@ def _serve(args: argparse.Namespace) -> int:
             pusher = Pusher(args.push_url, token, round_name,
                             lambda: round_pgn(station.hall, round_name, station.pairings,
                                               station.event, station.site))
+        def start_link(loop: asyncio.AbstractEventLoop) -> None:
+            assert link is not None
+            link.start()
+            link.watch(loop)
+
         app = build_app(station, users, load_secret(data_dir / "session.key"),
                         secure_cookies=args.secure_cookies, pusher=pusher,
-                        on_start=lambda loop: link.start() if link else None,
+                        on_start=start_link,
                         on_stop=lambda: link.stop() if link else None)
         print(f"board-ctl arbiter: http://{host}:{port}/ (arbiters: /arbiter), "
               f"broker {address.host}:{address.port}", file=sys.stderr)
+        # X-Forwarded-For only from a configured proxy: uvicorn trusts 127.0.0.1's by
+        # default, and anyone on the station's machine could then claim any address
         config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                timeout_graceful_shutdown=2)
+                                timeout_graceful_shutdown=2,
+                                proxy_headers=bool(args.forwarded_allow_ips),
+                                forwarded_allow_ips=args.forwarded_allow_ips or None,
+                                backlog=listen_backlog())
         uvicorn.Server(config).run()
     finally:
         station.close()
