@@ -30,7 +30,7 @@ MAX_ERRORS_SHOWN = 100  # bad lines printed one by one; the rest are counted
 def _replay(args: argparse.Namespace) -> int:
     from board_ctl.errors import SensorLogError
     from board_ctl.outputs import write_all
-    from board_ctl.replay import replay_log
+    from board_ctl.replay import replay_log, start_profile
     from board_ctl.sensorlog import load_sensor_log, parse_time_control
 
     name = "<stdin>" if args.log == "-" else args.log
@@ -58,7 +58,8 @@ def _replay(args: argparse.Namespace) -> int:
                                f"(GAME.sensor.jsonl, beside its PGN); nothing written")
     if time_control is None and log.start.time_control:
         time_control = parse_time_control(log.start.time_control)
-    record = replay_log(log, PROFILES[args.profile], time_control) if log.events else None
+    profile = start_profile(log.start, args.profile)
+    record = replay_log(log, profile, time_control) if log.events else None
     _print_errors(name, sorted(log.errors + log.warnings, key=lambda e: e.line or 0))
     if record is None:
         if any(error.line != log.start_line for error in log.errors):
@@ -317,8 +318,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     replay.add_argument("--pgn", help="write the game's PGN here")
     replay.add_argument("--report", help="write the game report (JSON Lines) here "
                                          "(default without --pgn: standard output)")
-    replay.add_argument("--profile", choices=sorted(PROFILES), default="fide",
-                        help="rule profile (default: fide)")
+    replay.add_argument("--profile", choices=sorted(PROFILES),
+                        help="rule profile (default: the one the log's start line names, "
+                             "else fide)")
     replay.add_argument("--time-control", metavar="TC",
                         help="PGN TimeControl, e.g. 5400+30, 300d5 or 40/5400+30:1800+30: "
                              "keep the clocks from the log's times (overrides the log's own)")

@@ -196,6 +196,8 @@ class GameConfig:
     round: str = _tag("Round")
     # PGN TimeControl ("5400+30", "300d5", "40/5400+30:1800+30")
     time_control: str = _checked("", _check_time_control)
+    # s: the side to move at the start, not come to the board by then, loses (None: off)
+    default_time: float | None = field(default=None, metadata=_range(1.0, 86400.0))
 
     def tags(self) -> dict[str, str]:
         names = {"event": "Event", "site": "Site", "white": "White", "black": "Black",

@@ -369,7 +369,9 @@ def replay_effects(recovered: Recovered) -> list[dict[str, Any]]:
 def _take(recovered: Recovered, record: dict[str, Any], number: int,
           problems: list[str]) -> None:
     if "ev" in record:
-        obj = {k: v for k, v in record.items() if k not in ("profile", "board", "game")}
+        # (the start's `profile` is the sensor log's: its start line says it too; `board`
+        # names the board the game is played on, the journal's own)
+        obj = {k: v for k, v in record.items() if k != "board"}
         try:
             item = parse_line(json.dumps(obj), number)
         except SensorLogError as exc:

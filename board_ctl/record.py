@@ -40,6 +40,7 @@ UNKNOWN_EVENT = "?"  # a game's Event tag when none was given (the PGN standard'
 
 PGN_TERMINATION = {
     "time-forfeit": "time forfeit",
+    "late-arrival": "time forfeit",
     "rules-infraction": "rules infraction",
     "adjudication": "adjudication",
 }
@@ -139,6 +140,7 @@ class GameRecord:
     start_fen: str = chess.STARTING_FEN
     tags: dict[str, str] = field(default_factory=dict)
     time_control: str | None = None
+    rules: str | None = None  # the [Rules] tag: the profile, where it is not FIDE's Laws
     moves: list[MoveMade] = field(default_factory=list)
     result: GameOver | None = None
     report: list[dict[str, Any]] = field(default_factory=list)
@@ -214,6 +216,8 @@ class GameRecord:
         game.headers["Result"] = result
         if self.time_control:
             game.headers["TimeControl"] = self.time_control
+        if self.rules:
+            game.headers["Rules"] = self.rules
         for key, value in tags.items():
             if key not in game.headers:
                 game.headers[key] = value

@@ -16,10 +16,14 @@ from board_ctl.core.gameclock import Switched
 from board_ctl.core.inference import ILLEGAL
 from board_ctl.core.position import Position
 from board_ctl.core.rules import Finding
-from board_ctl.core.rules.claims import claimable
 from board_ctl.core.shapes import Shape
 from board_ctl.core.state import GameState
 from board_ctl.core.turn import Match, Turn
+
+
+# Alerts about the attempt before a move, settled once a move is made.
+SETTLED_BY_THE_NEXT_MOVE = ("illegal-move", "clock-no-move", "touch-move", "move-changed",
+                            "king-exposed", "declared-move")
 
 
 class Completion(GameState):
@@ -220,9 +224,17 @@ class Completion(GameState):
     def _push(self, shape: Shape, t: int) -> None:
         board, old, out, press, move = self.board, self.turn, self.out, self.press, shape.move
         mover = board.turn
+        draws = self.draws
+        if draws.declared_binds and (draws.declared or draws.claim_pending is not None):
+            refused = draws.refuses(mover, move, old.released)
+            if refused is not None:  # not the move declared with a claim (10.13 (2))
+                self._abandon_attempt()
+                self._apply(t, [refused])
+                old.must_move = refused.squares[0]
+                return
         self._from_scan = False
         if out.alerts:
-            for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
+            for code in SETTLED_BY_THE_NEXT_MOVE:
                 out.clear(t, code)  # the previous move's irregularities are settled
         touched = old.touched
         if old.knocked:
@@ -256,7 +268,6 @@ class Completion(GameState):
         remaining, elapsed = switched.result if switched.result is not None else (None, None)
         plies = len(board.move_stack)
         out.effects.append(MoveMade(t / 1_000_000, plies, move, san, remaining, elapsed))
-        draws = self.draws
         if draws.offer is not None or draws.offer_pending is not None:  # (else no offer)
             offer = draws.moved(mover)
             if offer is not None:
@@ -312,6 +323,7 @@ class Completion(GameState):
     def _abandon_attempt(self) -> None:
         """The press did not complete a move: the mover's clock runs on, and what stands on
         the board is not a move, however it looks; the replacement move starts afresh."""
+        self.lateness.seen(self.board, self.turn.touched)  # (the touches are forgotten)
         self.press.at = self.press.reported = None
         self.turn.abandon()
 
@@ -321,6 +333,12 @@ class Completion(GameState):
         self._apply(t, self.illegal.sanction(self.board, finding))
 
     # ------------------------------------------------------------------ game ends and draws
+
+    def _late(self, when: int) -> None:
+        """The default time passed: the side to move at the start loses if he has not come
+        (the older Laws' 10.15)."""
+        if not self.lateness.seen(self.board, self.turn.touched):
+            self._apply(when, self.lateness.expired(self.board))
 
     def _flag(self, when: int) -> None:
         """The side to move ran out of time (FIDE 6.9), unless a mate already stood."""
@@ -380,22 +398,22 @@ class Completion(GameState):
             self.out.note(t, void)
             return
         move = infer.with_promotion(turn, choice, declared).move if choice is not None else None
-        draw = claimable(self.board, move)
+        draw = self.draws.claimable(self.board, move)
         if draw is not None:
             if choice is not None:
                 self._complete_match(t)
             self._game_over(t, "1/2-1/2", draw)
-        elif choice is None:
+        elif choice is None and not self.draws.undecided:
             # 9.2.1: the claim may come first and the move it declares after, made on the
             # board without pressing the clock: judged once that move stands.
             self.draws.claim_pending = t
         else:
-            self._apply(t, self.draws.wrong(side))
+            self._apply(t, self.draws.wrong(side, move))
 
     def _judge_pending_claim(self, t: int, claimant: chess.Color) -> None:
         """The claimant's declared move has been made: judge the claim on it (9.2.1)."""
         self.draws.claim_pending = None
-        draw = claimable(self.board)
+        draw = self.draws.claimable(self.board)
         if draw is not None:
             self._game_over(t, "1/2-1/2", draw)
         else:

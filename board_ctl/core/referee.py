@@ -40,11 +40,13 @@ _LIFTED, _PLACED = ev.Lifted, ev.Placed  # (looked up for every event)
 class Referee(Sensing, Completion, RemotePlay):
     """Feed it events with `feed`; it returns the effects they cause. Pure and synchronous.
 
-    `Referee(fen, profile, settle, time_control, debug, remote, release_completes)`:
+    `Referee(fen, profile, settle, time_control, debug, remote, release_completes,
+    default_time)`:
     `settle` is the debounce time in seconds; `debug` makes a timer that stalls raise
     TimerStall (tests); `remote` the side a computer plays (its moves arrive as
     `OpponentMoved`); `release_completes`: without a clock a move released completes it
-    (implied by `remote`; an online opponent's game through the LiveChess endpoint).
+    (implied by `remote`; an online opponent's game through the LiveChess endpoint);
+    `default_time`: seconds by which the side to move at the start must have come.
     """
 
     # ------------------------------------------------------------------ public API
@@ -178,6 +180,9 @@ class Referee(Sensing, Completion, RemotePlay):
             flag = self.game_clock.flag_deadline() if decision is None else None
             if flag is not None:  # (a press under judgement stopped the clock)
                 due.append((flag, self._flag))
+            late = self.lateness.deadline
+            if late is not None:
+                due.append((late, self._late))
             if self._remote_on:
                 due += self._remote_due()
         return due
@@ -218,6 +223,9 @@ class Referee(Sensing, Completion, RemotePlay):
             return False
         if self.result is not None:
             return True
+        late = self.lateness.deadline
+        if late is not None and late <= t:
+            return False
         match = self.turn.match
         if (match is not None and match.ends_game is not False
                 and match.since + GAME_END_HOLD_US <= t):
@@ -279,11 +287,11 @@ class Referee(Sensing, Completion, RemotePlay):
             case ev.DrawOffered(_, side):
                 self._complete_for(side, t)
                 with_move = side == self.board.turn and self.turn.match is not None
-                self._apply(t, self.draws.offered(side, t, with_move))
+                self._apply(t, self.draws.offered(side, t, with_move, self.board.turn))
             case ev.DrawAccepted(_, side):
                 if self.draws.can_accept(side):
                     self._complete_for(side, t, ending=True)  # the offerer's move stands
-                    refused = self.draws.refused_agreement(self.board)
+                    refused = self.draws.agreement_refused(self.board)
                     if refused is not None:
                         self.out.note(t, refused)
                     else:
@@ -321,6 +329,8 @@ class Referee(Sensing, Completion, RemotePlay):
                 case AddTime(side, added, reason):  # applied to the clock (7.5.5, 9.5.3)
                     self.game_clock.add_penalty(side, added, t)
                     self.out.add(Penalty(seconds(t), side, added, reason))
+                    if added < 0 and self.game_clock.out_of_time(side, t):  # (10.13 (2))
+                        self._apply(t, self.endings.flag(self.board, side))
                 case End(result, termination):
                     self._game_over(t, result, termination)
 

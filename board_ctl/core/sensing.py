@@ -221,6 +221,8 @@ class Sensing(GameState):
         if "illegal-move" in self.out.alerts and (self.illegal.at_once or
                                                   self.occupied == self.turn.position.occupied):
             self.out.clear(t, "illegal-move")  # (or the position is reinstated)
+        if "declared-move" in self.out.alerts and self.occupied == self.turn.position.occupied:
+            self.out.clear(t, "declared-move")  # (the position is reinstated)
 
     def _still_displaced(self) -> bool:
         """Whether pieces found displaced are still away, though the board reads as the

@@ -257,13 +257,15 @@ def _start_service(config: Config, args: argparse.Namespace, view: View,
                        else None, games=1 if args.once else 0)
     time_control = config.game.time_control or None
     tags = {**config.game.tags(), **config.mqtt.tags()}
-    start = StartInfo(fen=config.game.start_fen, tags=tags, time_control=time_control)
+    start = StartInfo(fen=config.game.start_fen, tags=tags, time_control=time_control,
+                      default_time=config.game.default_time)
     log_start = getattr(board, "start_info", None)
     if log_start is not None:  # the emulator's log says where its game starts
         found = log_start()
         start = StartInfo(fen=config.game.start_fen if config.game.fen else found.fen,
                           tags={**found.tags, **tags},
-                          time_control=time_control or found.time_control)
+                          time_control=time_control or found.time_control,
+                          default_time=config.game.default_time)
     if config.livechess.listen or config.dgt.port or config.chesslink.port:
         # The players' opponent is online (or an app: a program's engine, a web page): the person makes both sides' moves, each only
         # once the page has shown the last one, so without a clock a move released is

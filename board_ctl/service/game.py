@@ -128,6 +128,7 @@ class GameSession:
                  t0: float | None, journal: JournalWriter | None = None,
                  recovered: Recovered | None = None, game_id: str = "") -> None:
         self.number = number
+        start = dataclasses.replace(start, profile=profile.name)  # (its sensor log says it)
         self.start = start
         self.files = files
         self.t0 = t0  # None (resumed): set by the first item seen
