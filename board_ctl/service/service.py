@@ -52,6 +52,7 @@ from board_ctl.core.effects import (
     Colour,
     Effect,
     LedFrame,
+    Remote,
     SquareLight,
     StatusLights,
 )
@@ -76,6 +77,12 @@ if TYPE_CHECKING:  # the engine's driver is loaded only when a game has an oppon
 log = logging.getLogger(__name__)
 
 POLL = 0.25  # s: the loop wakes at least this often (stop requests, watchdog, timeouts)
+# `board-ctl run --once`'s exit status when the engine has given up: the game is saved
+# unfinished (and stays resumable in the archive).
+ENGINE_GAVE_UP = 3
+# Stops that leave the game in progress resumable (not ended): a signal, a failed engine.
+STOPPED = "stopped"
+STOPPED_ENGINE = "the engine gave up"
 BATCH = 256  # queue items at most in one batch (one fsync): the LEDs never wait long
 STORAGE_CHECK_EVERY = 1.0  # s: files deleted under the service, writes to retry
 
@@ -163,7 +170,12 @@ class Service:
 
     def run(self) -> int:
         """Connect, loop until done, shut down; the exit status."""
-        self.open()
+        try:
+            self.open()
+        except BaseException:
+            if self.opponent is not None:  # its process is ours to end, on every way out
+                self.opponent.close()
+            raise
         try:
             while self.step():
                 pass
@@ -217,7 +229,7 @@ class Service:
         """Handle everything on the queue (waiting up to `timeout` for the first item),
         as one batch; False once done."""
         if self._stop_requested and not self._done:
-            self._end("stopped")
+            self._end(STOPPED)
         if self._done:
             return False
         try:
@@ -347,7 +359,10 @@ class Service:
     def _opponent_update(self) -> None:
         session, opponent = self.session, self.opponent
         if opponent is not None and session is not None:
+            failed = opponent.failed
             opponent.update(session.referee, session.number)
+            if opponent.failed != failed:
+                self._engine_shown()
 
     def _engine_reply(self, reply: EngineReply | EngineFailed) -> None:
         """The engine's answer: fed to the game as an event of this moment (its move, a
@@ -355,6 +370,7 @@ class Service:
         session, opponent = self.session, self.opponent
         if session is None or opponent is None:
             return
+        failed = opponent.failed
         event, text = opponent.answer(reply, session.referee, session.number)
         if text:
             self._message(text)
@@ -363,6 +379,19 @@ class Service:
             self._t = event.t
             self._pending.append((session.feed(event), session))
         self._opponent_update()
+        if opponent.failed != failed:
+            self._engine_shown()
+        if opponent.failed is not None and failed is None and self.options.once:
+            # nobody is there to restart anything: the game is saved as it stands
+            self.exit_code = ENGINE_GAVE_UP
+            self.error = f"{opponent.failed}; the game is saved unfinished"
+            self._end(STOPPED_ENGINE)
+
+    def _engine_shown(self) -> None:
+        """The engine given up on, or back: the LEDs and the views say so at once."""
+        if self.frame is not None:
+            self._send_frame(self.frame)
+        self._publish(())
 
     def _link_now(self) -> float:
         """Now on the board's timeline: its last event's time and the time since then."""
@@ -522,6 +551,10 @@ class Service:
         if self._storage_fault:  # the status alert LED says: look at the log
             frame = dataclasses.replace(
                 frame, status=dataclasses.replace(frame.status, alert=Blink.FAST))
+        if self.opponent is not None and self.opponent.failed is not None:
+            # the computer's LED off (it thinks no more), the alert LED: look at the log
+            frame = dataclasses.replace(frame, status=dataclasses.replace(
+                frame.status, alert=Blink.FAST, remote=Remote.NONE))
         self.frame = frame
         self.board.send_leds(frame)
         if self.status is not None:
@@ -706,8 +739,9 @@ class Service:
     def _shutdown(self) -> None:
         self.notifier.stopping()
         try:
-            # stopped (SIGTERM, Ctrl-C) in the middle of a game: it resumes at the next start
-            self._close_session(ended=self.stop_reason != "stopped")
+            # stopped (SIGTERM, Ctrl-C, an engine given up) in the middle of a game: it
+            # resumes at the next start
+            self._close_session(ended=self.stop_reason not in (STOPPED, STOPPED_ENGINE))
         finally:
             self.board.stop()
             if self.opponent is not None:
@@ -747,11 +781,13 @@ class Service:
                              link=self.link, t=self._t)
         referee = session.referee
         result = referee.result
+        alerts = tuple((a.code, a.text) for a in referee.alerts.values())
+        if self.opponent is not None and self.opponent.failed is not None:
+            alerts += (("engine-failed", f"{self.opponent.failed}: the game waits"),)
         return ViewState(
             phase="over" if result else "playing", game=session.number,
             fen=referee.board.fen(), start_fen=session.start.fen, occupied=referee.occupied,
-            frame=self.frame,
-            alerts=tuple((a.code, a.text) for a in referee.alerts.values()),
+            frame=self.frame, alerts=alerts,
             moves=tuple(m.san for m in session.record.moves),
             result=result.result if result else None,
             termination=result.termination if result else "",
