@@ -551,6 +551,11 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--games", type=int, default=1, metavar="N",
                       help="games to play, setting the pieces up again between (0: until "
                            "stopped)")
+    play.add_argument("--remember", type=Path, metavar="FILE",
+                      help="a game the person remembers, resumed by the host: read when he "
+                           "first sees a game, if it exists (JSON: fen, moves in UCI, the "
+                           "squares touched in the turn under way); board-ctl's emulator "
+                           "backend writes it when it resumes a game")
     play.add_argument("--script", default="", metavar="ITEMS",
                       help="buttons and slips: hint@N, takeback@N, offer@N, resign@N "
                            "(his N-th move), mistake@N (the computer's N-th move put on "
@@ -619,6 +624,33 @@ def main(argv: list[str] | None = None) -> int:
             record.close()
 
 
+def remembered_game(path: Path) -> Callable[[], Any]:
+    """--remember FILE: what the person remembers, read when he first sees a game (the
+    host writes it, if it resumes one, before it shows the board anything)."""
+    from firmware_bridge.player import Remembered
+
+    def recall() -> Remembered | None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            board = chess.Board(data["fen"])
+            moves = []
+            for uci in data["moves"]:
+                move = chess.Move.from_uci(uci)
+                if move not in board.legal_moves:
+                    raise ValueError(f"{uci} is not legal in {board.fen()}")
+                board.push(move)
+                moves.append(move)
+            touched = [chess.parse_square(name) for name in data.get("touched", [])]
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.warning("person: cannot read the game to remember in %s: %s", path, exc)
+            return None
+        log.info("person: I remember a game of %d moves", len(moves))
+        return Remembered(data["fen"], moves, touched)
+    return recall
+
+
 def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """--play: a person at the board plays the host's computer opponent."""
     import random as random_
@@ -641,7 +673,8 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.exit(2, f"board-emulator: {exc}\n")
     person = Person(board.fen(), seed=seed, chooser=chooser, use_clock=args.clock,
                     side=None if args.play == "auto" else args.play == "white",
-                    script=script)
+                    script=script,
+                    memory=remembered_game(args.remember) if args.remember else None)
     record = args.record.open("w", encoding="utf-8") if args.record else None
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     emulator = PlayerEmulator(

@@ -16,12 +16,13 @@ import chess
 
 from board_ctl.core import events as ev
 from board_ctl.core.effects import Alert, Effect, GameOver, LedFrame, MoveMade
+from board_ctl.core.leds import led_frame
 from board_ctl.core.profiles import PROFILES
 from board_ctl.core.referee import Referee
 from board_ctl.core.timecontrol import TimeControl
 from board_ctl.record import GameRecord
 from board_ctl.sensorlog import StartInfo
-from firmware_bridge.player import Person
+from firmware_bridge.player import Person, Remembered
 
 Computer = Callable[[chess.Board, random.Random], chess.Move]
 
@@ -46,10 +47,21 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
          profile: str = "fide", time_control: str | None = None,
          computer: Computer = random_move, think: tuple[float, float] = (0.3, 3.0),
          accept_draw: bool = False, max_plies: int = 80, limit: float = 3600.0,
-         outages: dict[int, float] | None = None) -> Played:
+         outages: dict[int, float] | None = None,
+         restarts: dict[int, float] | None = None,
+         fresh: Callable[[Remembered], Person] | None = None) -> Played:
     """`outages`: after the computer's n-th move is announced, the link is down for so many
     seconds: what the person's hands do then never reaches the referee, the board keeps
-    showing the last frame it had, and a scan of the board ends the outage."""
+    showing the last frame it had, and a scan of the board ends the outage.
+
+    `restarts`: so many seconds after the computer's n-th move is announced, the service
+    is killed with its board emulator and started again, as `board-ctl run` with the
+    built-in emulator: the game is rebuilt from everything the referee was fed (the
+    journal), the person is a new one (`fresh(Remembered)`: the emulator's, who
+    remembers the game as the service tells it) and the board's pieces stand at the start
+    position (a fresh emulator's); the service shows the game where it stands, then the
+    board's scan at connection is fed."""
+    restart_at: float | None = None
     rng = random.Random(seed)
     tc = TimeControl.parse(time_control) if time_control else None
     referee = Referee(fen, PROFILES[profile], time_control=tc, remote=remote)
@@ -71,7 +83,7 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
     link_down_until: float | None = None
 
     def feed(event: ev.Event) -> None:
-        nonlocal physical, announced, link_down_until
+        nonlocal physical, announced, link_down_until, restart_at
         if isinstance(event, (ev.Lifted, ev.Placed)):
             physical ^= chess.BB_SQUARES[event.square]
             if link_down_until is not None:
@@ -88,6 +100,8 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
             announced += 1
             if outages and announced in outages:
                 link_down_until = event.t + outages[announced]
+            if restarts and announced in restarts:
+                restart_at = event.t + restarts[announced]
 
     def key() -> object:
         return (len(referee.board.move_stack), referee.board.fen())
@@ -112,6 +126,23 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
         if link_down_until is not None and t >= link_down_until:
             link_down_until = None
             feed(ev.Snapshot(round(t, 4), physical))  # the link is back: the board as it is
+            continue
+        if restart_at is not None and t >= restart_at:
+            restart_at = None
+            assert fresh is not None
+            referee = Referee(fen, PROFILES[profile], time_control=tc, remote=remote)
+            for event in fed:  # the journal's events, replayed
+                referee.feed(event)
+            person = fresh(Remembered(chess.Board(fen).fen(), list(referee.board.move_stack),
+                                      [sq for _, sq in referee.turn.touched]))
+            queue.clear()  # what the old emulator's person was about to do: gone with it
+            answer = None  # the engine's search: gone with the service
+            physical = chess.Board(fen).occupied  # the fresh emulator's pieces
+            at = round(t, 4)
+            shown = led_frame(at, referee.led_view())  # the game where it stands
+            frames.append(shown)
+            schedule(person.frame(shown, at))
+            feed(ev.Snapshot(at, physical))  # the board's scan at connection
             continue
         due = [t + 0.1]
         if queue:

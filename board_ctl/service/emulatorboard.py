@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.resources
+import json
 import logging
 import os
 import select
@@ -114,17 +115,17 @@ class EmulatorBoard:
     # --- the process
 
     def start(self, put: Put) -> None:
+        self._dir = Path(tempfile.mkdtemp(prefix="board-ctl-"))
         if self.player is not None:
             self.description = (f"board emulator playing the person's side at "
                                 f"{self.speed:g}x")
-            source = ["--fen", self.fen, *self.player]
+            source = ["--fen", self.fen, *self.player, "--remember", str(self._memory())]
         else:
             log_file = self._log_file()
             self.description = (f"board emulator playing {log_file.name} at {self.speed:g}x"
                                 if self.log_path else
                                 f"board emulator playing the demo game at {self.speed:g}x")
             source = ["--log", str(log_file)]
-        self._dir = Path(tempfile.mkdtemp(prefix="board-ctl-"))
         link = self._dir / "board"
         self._errors = (self._dir / "emulator.err").open("w+b")
         cmd = [*emulator_command(self.python), "--link", str(link),
@@ -152,6 +153,26 @@ class EmulatorBoard:
         finally:
             if not started:
                 self.stop()
+
+    def _memory(self) -> Path:
+        assert self._dir is not None
+        return self._dir / "resumed-game.json"
+
+    def remember_game(self, game: chess.Board, touched: list[chess.Square]) -> None:
+        """A game the service resumes: the emulator's person knows it, as any player
+        knows the game he was playing (its start, its moves, the pieces he had touched
+        in the turn under way). This emulator is a fresh one, its pieces at the start:
+        he puts them back as the LEDs guide him (firmware_bridge.player). Written before
+        the service shows the board anything, read by him when he first sees a game."""
+        if self.player is None or self._dir is None:
+            return
+        root = game.root()
+        data = {"fen": root.fen(), "moves": [m.uci() for m in game.move_stack],
+                "touched": [chess.square_name(sq) for sq in touched]}
+        path = self._memory()
+        partial = path.with_suffix(".part")
+        partial.write_text(json.dumps(data), encoding="utf-8")
+        partial.replace(path)  # whole or not at all, whenever he reads it
 
     def _wait_for_link(self, deadline: float) -> None:
         """Read the emulator's first line, ``LINK <path> -> <pty>``, by the deadline."""

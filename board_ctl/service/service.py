@@ -494,6 +494,10 @@ class Service:
         session = GameSession(1, recovered.start, profile, files, t0=None, journal=journal,
                               recovered=recovered, game_id=entry.game_id)
         self.session = self.last_session = session
+        remember = getattr(self.board, "remember_game", None)
+        if remember is not None:  # the built-in emulator's person: he knows the game
+            referee = session.referee
+            remember(referee.board, [sq for _, sq in referee.turn.touched])
         self.games.append(files)
         self._message(self._recovered_text(entry, session))
         if recovered.start.remote is not None and self.opponent is None:
