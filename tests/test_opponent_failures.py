@@ -354,6 +354,34 @@ def test_stockfish_whose_search_hangs_is_started_again_and_plays(
 
 
 @pytest.mark.slow
+def test_a_search_that_never_stops_does_not_hold_the_next_game(
+        tmp_path: Path, engines: Path, stockfish: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The game ends (the engine lost on time) while its search hangs: python-chess sends
+    `stop` and waits for a bestmove that never comes. The next game's first search must
+    not wait behind it (up to its own deadline, with an hour's clock more than that)."""
+    stalls = tmp_path / "stalls"
+    stalls.write_text("1")
+    monkeypatch.setenv("PROXY_STALLS", str(stalls))
+    engine, answers = thread(EngineSettings(engine=str(engines / "stockfish_proxy.py")),
+                             margin=1.0)
+    engine.start()
+    try:
+        hour = chess.engine.Limit(white_clock=3600.0, black_clock=3600.0)
+        engine.ask(Think("lost on time", chess.Board(), hour))
+        wait_until(lambda: stalls.read_text() == "0", what="the search swallowed")
+        engine.cancel()  # the game is over
+        blitz = chess.engine.Limit(white_clock=5.0, black_clock=5.0)
+        engine.ask(Think("next game", chess.Board(), blitz))
+        reply = answers.get(timeout=30)  # before the fix: failed, its deadline spent waiting
+        assert isinstance(reply, EngineReply) and reply.key == "next game"
+        assert len(engine.pids) == 2  # ended and started again
+    finally:
+        engine.close()
+    assert_ended(engine.pids)
+    assert not processes(str(engines))
+
+
+@pytest.mark.slow
 def test_board_ctl_once_against_an_engine_that_hangs(tmp_path: Path, engines: Path) -> None:
     """The whole path: board-ctl run --once, the emulator's person, an engine that never
     answers `go` (the default deadline margin: some 20 s in all)."""

@@ -225,6 +225,7 @@ class EngineThread:
         self._endings: set[asyncio.Task[None]] = set()  # processes being ended
         self._options: dict[str, int | bool] = {}
         self._task: asyncio.Task[None] | None = None
+        self._unsettled = False  # a search was cancelled: is the engine ready again?
         self._ready = threading.Event()
         self._error: BaseException | None = None
         self._thread: threading.Thread | None = None
@@ -393,6 +394,7 @@ class EngineThread:
     def _cancel_task(self) -> None:
         if self._task is not None and not self._task.done():
             self._task.cancel()
+            self._unsettled = True  # python-chess sent `stop`: the engine owes a bestmove
 
     async def _serve(self, request: Request) -> None:
         try:
@@ -414,6 +416,21 @@ class EngineThread:
             if booked is not None:
                 return EngineReply(request.key, request, move=booked, from_book=True)
         engine = self._engine
+        if engine is not None and self._unsettled:
+            # A search was stopped: an engine that never ends it would hold this request
+            # behind it up to this request's own deadline (a clock's: hours). It must be
+            # ready within the margin, or it is ended and started again.
+            self._unsettled = False
+            # (not cancelled when late: python-chess cannot cancel a command the engine
+            # has not reached; ending the engine ends it, its outcome then dropped)
+            ping = asyncio.ensure_future(engine.ping())
+            ping.add_done_callback(lambda done: done.cancelled() or done.exception())
+            await asyncio.wait({ping}, timeout=self.margin)
+            if not ping.done() or ping.exception() is not None:
+                log.info("%s did not stop its search within %g s: started again",
+                         self.name, self.margin)
+                await self._quit(polite=False)
+                engine = None
         if engine is None:
             try:
                 engine = await asyncio.wait_for(self._open(), self._start_timeout)
