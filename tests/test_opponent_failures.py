@@ -266,6 +266,7 @@ def e4(service: Service) -> None:
         service.submit(event)
 
 
+@pytest.mark.slow  # (six engines started and given up on)
 def test_an_engine_given_up_on_is_shown_and_the_game_goes_on_after_a_takeback(
         tmp_path: Path, engines: Path) -> None:
     service, board, view, opponent = rig(tmp_path, str(engines / "hangs_on_go.py"), False)
@@ -289,6 +290,14 @@ def test_an_engine_given_up_on_is_shown_and_the_game_goes_on_after_a_takeback(
         wait_until(lambda: opponent.failed is None and board.frames[-1].status.alert is None,
                    what="the failure no longer shown")
         assert len(opponent.engine.pids) == RETRIES + 1
+        # and the same move again: the engine is asked again (and fails again, said again)
+        for event in (ev.Lifted(4.5, chess.E4), ev.Placed(5.0, chess.E2), ev.Tick(6.5),
+                      ev.Lifted(7.0, chess.E2), ev.Placed(7.5, chess.E4), ev.Tick(9.0)):
+            service.submit(event)
+        wait_until(lambda: len([m for m in view.all_messages if "gave up" in m]) == 2,
+                   timeout=30, what="the engine given up on again")
+        wait_until(lambda: board.frames[-1].status.alert == Blink.FAST, what="the LEDs")
+        assert len(opponent.engine.pids) == 2 * (RETRIES + 1)
     finally:
         service.request_stop()
         runner.join(30)

@@ -101,6 +101,8 @@ class Opponent:
         """Ask the engine what the game now needs of it, if it has not been asked.
         (Called after every item on the loop: the common case returns at once.)"""
         wanted = self._wanted(referee, game)
+        if self._failures and wanted not in self._failures:
+            self._failures = {}  # the game moved on: a position met again is asked again
         if wanted is None:
             self.failed = None
             if self._asked is not None:
