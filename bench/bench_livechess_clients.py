@@ -54,15 +54,15 @@ def client_subscriptions(url: str, count: int) -> None:
     told how many to expect (a line on stdin), then say how many came."""
     from websockets.sync.client import connect
 
-    with connect(url, proxy=None, max_size=None, close_timeout=1) as ws:
+    with connect(url, proxy=None, max_size=None, close_timeout=1, ping_interval=None) as ws:
         ws.send('{"id":1,"call":"eboards"}')
-        serial = json.loads(ws.recv(timeout=30))["param"][0]["serialnr"]
+        serial = json.loads(ws.recv(timeout=120))["param"][0]["serialnr"]
         for n in range(count):
             ws.send(json.dumps({"id": 10 + n, "call": "subscribe", "param": {
                 "feed": "eboardevent", "id": 100_000 + n, "param": {"serialnr": serial}}}))
         accepted = answered = firsts = 0
         while answered < count or firsts < accepted:  # an answer to each, a first feed
-            message = json.loads(ws.recv(timeout=120))  # to each accepted
+            message = json.loads(ws.recv(timeout=600))  # to each accepted
             if message["response"] == "call":
                 accepted += 1
                 answered += 1
@@ -70,17 +70,20 @@ def client_subscriptions(url: str, count: int) -> None:
                 answered += 1
             else:
                 firsts += 1
+        counts = {"feeds": 0, "last": time.monotonic()}
+
+        def read() -> None:  # all along (a client that stops reading is closed)
+            for text in ws:
+                if json.loads(text)["response"] == "feed":
+                    counts["feeds"] += 1
+                    counts["last"] = time.monotonic()
+        reader = threading.Thread(target=read, daemon=True)
         print(json.dumps({"accepted": accepted}), flush=True)
+        reader.start()
         sys.stdin.readline()  # the moves have been shown
-        got = 0
-        while True:  # (a client that reads too slowly is skipped: not every feed comes)
-            try:
-                message = json.loads(ws.recv(timeout=3))
-            except TimeoutError:
-                break
-            if message["response"] == "feed":
-                got += 1
-        print(json.dumps({"feeds": got}), flush=True)
+        while time.monotonic() - counts["last"] < 3:  # until none has come for 3 s (one
+            time.sleep(0.1)  # that reads too slowly is skipped: not every feed comes)
+        print(json.dumps({"feeds": counts["feeds"]}), flush=True)
 
 
 def client_churn(url: str, connections: int, rounds: int) -> None:
@@ -99,10 +102,10 @@ def client_churn(url: str, connections: int, rounds: int) -> None:
                 refused += 1
                 continue
             ws.send('{"id":1,"call":"eboards"}')
-            ws.recv(timeout=30)
+            ws.recv(timeout=120)
             ws.send('{"id":2,"call":"subscribe","param":{"feed":"eboardevent","id":1}}')
-            ws.recv(timeout=30)
-            ws.recv(timeout=30)
+            ws.recv(timeout=120)
+            ws.recv(timeout=120)
             opened.append(ws)
         for ws in opened:
             ws.close()
@@ -189,12 +192,12 @@ class Probe:
 
         self.ws = connect(url, proxy=None).__enter__()
         self.ws.send('{"id":2,"call":"subscribe","param":{"feed":"eboardevent","id":1}}')
-        self.ws.recv(timeout=30)
-        self.ws.recv(timeout=30)
+        self.ws.recv(timeout=120)
+        self.ws.recv(timeout=120)
 
     def wait_for(self, plies: int) -> None:
         while True:
-            message = json.loads(self.ws.recv(timeout=120))
+            message = json.loads(self.ws.recv(timeout=600))
             if len(message["param"].get("san") or []) >= plies:
                 return
 
