@@ -17,11 +17,13 @@ both capture orders, both castling styles, promotions with the selector. Everyth
 does is a list of timed events for the emulator to play; `Person.step(now)` decides the
 next ones from the latest frame.
 
-A game resumed after the service (and with it a fresh emulator, its pieces at the start)
-was stopped: he remembers the game (`memory`: its start, its moves and the pieces he had
-touched in the turn under way, as any player knows the game he was playing), and when
-the LEDs show it he puts the pieces back where they guide him (blinking green: a piece
-missing, red: one too many) and plays on, moving the piece he had touched. The LEDs tell
+A game resumed after the service (and with it the emulator) was stopped: the emulator's
+pieces stand where the game left them (a real board keeps them through a power cut), and
+he remembers the game (`memory`: its start, its moves and the pieces he had touched in
+the turn under way, as any player knows the game he was playing). When the LEDs show it
+he puts back what they guide him to (blinking green: a piece missing, red: one too many;
+a piece that was in his hand, or the whole position if the pieces were set up otherwise)
+and plays on, moving the piece he had touched. The LEDs tell
 him whether the computer's last move was made before the stop (no move shown: the whole
 game) or is still to be made (shown: the game but that move).
 """
@@ -166,7 +168,10 @@ class Person:
                  chooser: Chooser | None = None, use_clock: bool = False,
                  side: chess.Color | None = None, script: Script | None = None,
                  style: RenderStyle | None = None, plays_on_after: float | None = None,
-                 memory: Memory | None = None) -> None:
+                 memory: Memory | None = None, occupied: chess.Bitboard | None = None
+                 ) -> None:
+        """`occupied`: where the pieces stand when he sits down (a resumed game's, as
+        the board kept them), if not in the position `fen`."""
         self.rng = random.Random(seed)
         # A resumed game he remembers, asked for when he first sees a game (see the
         # module's docstring); what it gave until the LEDs have shown where it stands.
@@ -191,6 +196,8 @@ class Person:
         game.setup(chess.Board(fen))
         self.hands = Renderer(game, seed, self.style)
         self.hands.lines = []
+        if occupied is not None:
+            self.hands.occupied = set(chess.SquareSet(occupied))
         self.games = 0  # games finished
         self.played: list[chess.Move] = []  # this game's moves, both sides, as he made them
         self.log: list[str] = []  # what he did, for the test's report
@@ -281,7 +288,9 @@ class Person:
         missing, extra = read.differences()
         occupied = set(self.hands.occupied)
         target = (occupied - set(extra)) | set(missing)
-        judged = set(chess.SQUARES) - set(read.steady)
+        # (the squares of his own move under way are his hands' business: the LEDs do
+        # not guide a piece he had lifted)
+        judged = set(chess.SQUARES) - set(read.steady) - set(self.remembered.touched)
         board = chess.Board(fen)
         for move in moves:
             board.push(move)

@@ -49,7 +49,7 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
          accept_draw: bool = False, max_plies: int = 80, limit: float = 3600.0,
          outages: dict[int, float] | None = None,
          restarts: dict[int, float] | None = None,
-         fresh: Callable[[Remembered], Person] | None = None) -> Played:
+         fresh: Callable[[Remembered, chess.Bitboard], Person] | None = None) -> Played:
     """`outages`: after the computer's n-th move is announced, the link is down for so many
     seconds: what the person's hands do then never reaches the referee, the board keeps
     showing the last frame it had, and a scan of the board ends the outage.
@@ -57,10 +57,11 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
     `restarts`: so many seconds after the computer's n-th move is announced, the service
     is killed with its board emulator and started again, as `board-ctl run` with the
     built-in emulator: the game is rebuilt from everything the referee was fed (the
-    journal), the person is a new one (`fresh(Remembered)`: the emulator's, who
-    remembers the game as the service tells it) and the board's pieces stand at the start
-    position (a fresh emulator's); the service shows the game where it stands, then the
-    board's scan at connection is fed."""
+    journal), the person is a new one (`fresh(Remembered, occupied)`: the emulator's, who
+    remembers the game as the service tells it) and the board's pieces stand where its
+    sensors last said (the service starts its emulator so: a real board keeps its pieces
+    through a power cut), less what was in the person's hand; the service shows the game
+    where it stands, then the board's scan at connection is fed."""
     restart_at: float | None = None
     rng = random.Random(seed)
     tc = TimeControl.parse(time_control) if time_control else None
@@ -133,11 +134,11 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
             referee = Referee(fen, PROFILES[profile], time_control=tc, remote=remote)
             for event in fed:  # the journal's events, replayed
                 referee.feed(event)
+            physical = referee.occupied  # where the pieces stood: the board kept them
             person = fresh(Remembered(chess.Board(fen).fen(), list(referee.board.move_stack),
-                                      [sq for _, sq in referee.turn.touched]))
+                                      [sq for _, sq in referee.turn.touched]), physical)
             queue.clear()  # what the old emulator's person was about to do: gone with it
             answer = None  # the engine's search: gone with the service
-            physical = chess.Board(fen).occupied  # the fresh emulator's pieces
             at = round(t, 4)
             shown = led_frame(at, referee.led_view())  # the game where it stands
             frames.append(shown)

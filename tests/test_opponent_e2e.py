@@ -426,11 +426,12 @@ def descendants(pid: int) -> list[int]:
 
 def test_a_game_resumed_on_a_fresh_emulator_is_put_back_and_finished(tmp_path: Path) -> None:
     """`board-ctl run --opponent` with the built-in emulator, killed (-9) with its
-    emulator and engine just as the engine's move is announced: the next start resumes
-    the game on a fresh emulator, whose pieces stand at the start. Its person knows the
-    game (the service tells him, as a player knows his game), puts the pieces back as the
-    LEDs guide him, makes the engine's move and plays on to the end (before: the game
-    stalled there, the person waiting for LEDs that never changed)."""
+    emulator and engine during the game: the next start resumes the game on the emulator
+    started again with its pieces where the game left them (a real board keeps them
+    through a power cut). Its person knows the game (the service tells him, as a player
+    knows his game), puts back what the LEDs ask, makes the engine's move if shown and
+    plays on to the end (before: the emulator started at the start position and the game
+    stalled, the person waiting for LEDs that never changed)."""
     import signal
     import subprocess
     import sys

@@ -75,6 +75,7 @@ class EmulatorBoard:
         self.python = python
         self.extra_args = extra_args
         self.description = "board emulator"
+        self.kept: dict[str, object] | None = None  # the game its pieces stand in (keep_game)
         self.proc: subprocess.Popen[bytes] | None = None
         self.link_board: LinkBoard | None = None
         self._stack = contextlib.ExitStack()
@@ -119,7 +120,12 @@ class EmulatorBoard:
         if self.player is not None:
             self.description = (f"board emulator playing the person's side at "
                                 f"{self.speed:g}x")
-            source = ["--fen", self.fen, *self.player, "--remember", str(self._memory())]
+            source = ["--fen", self.fen, *self.player]
+            if self.kept is not None:
+                memory = self._dir / "kept-game.json"
+                memory.write_text(json.dumps(self.kept), encoding="utf-8")
+                source += ["--remember", str(memory)]
+                self.kept = None  # once: a later start is a board already played on
         else:
             log_file = self._log_file()
             self.description = (f"board emulator playing {log_file.name} at {self.speed:g}x"
@@ -154,25 +160,19 @@ class EmulatorBoard:
             if not started:
                 self.stop()
 
-    def _memory(self) -> Path:
-        assert self._dir is not None
-        return self._dir / "resumed-game.json"
-
-    def remember_game(self, game: chess.Board, touched: list[chess.Square]) -> None:
-        """A game the service resumes: the emulator's person knows it, as any player
-        knows the game he was playing (its start, its moves, the pieces he had touched
-        in the turn under way). This emulator is a fresh one, its pieces at the start:
-        he puts them back as the LEDs guide him (firmware_bridge.player). Written before
-        the service shows the board anything, read by him when he first sees a game."""
-        if self.player is None or self._dir is None:
+    def keep_game(self, game: chess.Board, touched: list[chess.Square],
+                  occupied: chess.Bitboard) -> None:
+        """The unfinished game the service will resume, told before `start`: this is the
+        same board as before the restart, and a real board keeps its pieces through a
+        power cut, so the emulator's pieces stand where the game left them (`occupied`,
+        as its sensors last reported), and its person knows the game (its start, its
+        moves, the pieces he had touched in the turn under way), as any player knows the
+        game he was playing (firmware_bridge.player). Only when it plays a side."""
+        if self.player is None:
             return
-        root = game.root()
-        data = {"fen": root.fen(), "moves": [m.uci() for m in game.move_stack],
-                "touched": [chess.square_name(sq) for sq in touched]}
-        path = self._memory()
-        partial = path.with_suffix(".part")
-        partial.write_text(json.dumps(data), encoding="utf-8")
-        partial.replace(path)  # whole or not at all, whenever he reads it
+        self.kept = {"fen": game.root().fen(), "moves": [m.uci() for m in game.move_stack],
+                     "touched": [chess.square_name(sq) for sq in touched],
+                     "occupied": [chess.square_name(sq) for sq in chess.SquareSet(occupied)]}
 
     def _wait_for_link(self, deadline: float) -> None:
         """Read the emulator's first line, ``LINK <path> -> <pty>``, by the deadline."""

@@ -64,7 +64,7 @@ from board_ctl.journal import DAMAGED, JournalWriter
 from board_ctl.opponent.messages import EngineFailed, EngineReply
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
-from board_ctl.service.game import GameFiles, GameSession, OutputNamer
+from board_ctl.service.game import GameFiles, GameSession, OutputNamer, rebuilt
 from board_ctl.service.messages import BoardDone, Command, LinkDown, LinkUp, NewGame
 from board_ctl.storage import AppendFile, StorageError, describe, make_directory, unique_name
 from board_ctl.service.sdnotify import Notifier
@@ -192,6 +192,7 @@ class Service:
         started = False
         try:
             self._check_outputs()
+            self._board_keeps_its_game()
             self.board.start(self.queue.put)  # raises BoardCtlError if the board is not there
             started = True
             if self.opponent is not None:  # it thinks in real seconds, the game's / the scale
@@ -465,6 +466,22 @@ class Service:
             self._setup_guidance(self._t)
         self._publish(())
 
+    def _board_keeps_its_game(self) -> None:
+        """A board that starts with the service (the built-in emulator) is the same board
+        after a restart as before it: told the unfinished game before it starts, its
+        pieces stand where the game left them (a real board keeps them through a power
+        cut) and its person knows the game (as a player knows the one he was playing)."""
+        keep = getattr(self.board, "keep_game", None)
+        if keep is None or self.archive is None or self.session is not None:
+            return
+        entry = self.archive.unfinished()
+        if entry is None or not entry.recovered.records:
+            return
+        recovered = entry.recovered
+        referee, _ = rebuilt(recovered, PROFILES.get(recovered.profile, self.profile))
+        if referee.result is None:
+            keep(referee.board, [sq for _, sq in referee.turn.touched], referee.occupied)
+
     def _recover(self) -> None:
         """Resume the archive's unfinished game, if there is one, saying what was found."""
         if self.archive is None or self.session is not None:
@@ -494,10 +511,6 @@ class Service:
         session = GameSession(1, recovered.start, profile, files, t0=None, journal=journal,
                               recovered=recovered, game_id=entry.game_id)
         self.session = self.last_session = session
-        remember = getattr(self.board, "remember_game", None)
-        if remember is not None:  # the built-in emulator's person: he knows the game
-            referee = session.referee
-            remember(referee.board, [sq for _, sq in referee.turn.touched])
         self.games.append(files)
         self._message(self._recovered_text(entry, session))
         if recovered.start.remote is not None and self.opponent is None:
