@@ -55,7 +55,7 @@ def test_the_unit_waits_for_the_clock_and_its_user_cannot_log_in() -> None:
     assert "--shell /usr/sbin/nologin" in useradd
     devices = " ".join(settings["DeviceAllow"])
     assert settings["DevicePolicy"] == ["closed"]
-    for device in ("char-ttyACM", "char-ttyUSB", "char-gpiochip"):
+    for device in ("char-ttyACM", "char-ttyUSB", "char-gpiochip", "char-ttyGS", "char-rfcomm"):
         assert device in devices
 
 

@@ -4,6 +4,7 @@
                   [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
                   [--data-dir DIR] [--livechess [ADDR]] [--opponent [ENGINE]]
                   [--engine-side SIDE] [--level N] [--movetime S]
+                  [--dgt PORT] [--chesslink PORT]
 
 Every game is archived in the data directory with its crash-safe journal; a game left
 unfinished there (the service was killed, the power went) is resumed at start-up.
@@ -50,7 +51,8 @@ OPTION_OF_KEY = {"board.profile": "--profile", "board.backend": "--port",
                  "livechess.listen": "--livechess", "mqtt.url": "--mqtt",
                  "mqtt.board_id": "--board-id", "opponent.engine": "--opponent",
                  "opponent.side": "--engine-side", "opponent.level": "--level",
-                 "opponent.movetime": "--movetime"}
+                 "opponent.movetime": "--movetime", "dgt.port": "--dgt",
+                 "chesslink.port": "--chesslink"}
 
 
 def add_parser(subparsers: Any) -> None:
@@ -111,6 +113,14 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--livechess", nargs="?", const=DEFAULT_LISTEN, metavar="ADDR",
                      help="serve LiveChess clients (lichess.org/dgt, chess.com) on ADDR "
                           f"(default {DEFAULT_LISTEN}; else [livechess] listen)")
+    run.add_argument("--dgt", metavar="PORT",
+                     help="answer the DGT board protocol on PORT (chess programs that use a "
+                          "DGT board): a serial device such as the USB gadget's /dev/ttyGS0 "
+                          "or /dev/rfcomm0, or pty:LINK (default: [dgt] port); see "
+                          "docs/apps.md")
+    run.add_argument("--chesslink", metavar="PORT",
+                     help="answer Millennium ChessLink on PORT, as --dgt (default: "
+                          "[chesslink] port)")
     run.set_defaults(func=run_command)
 
 
@@ -180,7 +190,9 @@ def _config(args: argparse.Namespace) -> Config:
                                  output={"data_dir": args.data_dir},
                                  mqtt={"url": getattr(args, "mqtt", None),
                                        "board_id": getattr(args, "board_id", None)},
-                                 livechess={"listen": args.livechess}, opponent=opponent)
+                                 livechess={"listen": args.livechess}, opponent=opponent,
+                                 dgt={"port": getattr(args, "dgt", None)},
+                                 chesslink={"port": getattr(args, "chesslink", None)})
 
 
 def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
@@ -216,6 +228,7 @@ def _opponent(config: Config) -> Opponent | None:
 def _start_service(config: Config, args: argparse.Namespace, view: View,
                    opponent: Opponent | None) -> Service:
     from board_ctl.archive import Archive, default_data_dir
+    from board_ctl.apps.run import ports_from_config
     from board_ctl.livechess.run import endpoint_from_config
     from board_ctl.sensorlog import StartInfo
     from board_ctl.service.backends import open_board
@@ -236,8 +249,8 @@ def _start_service(config: Config, args: argparse.Namespace, view: View,
         start = StartInfo(fen=config.game.start_fen if config.game.fen else found.fen,
                           tags={**found.tags, **tags},
                           time_control=time_control or found.time_control)
-    if config.livechess.listen:
-        # The players' opponent is online: the person makes both sides' moves, each only
+    if config.livechess.listen or config.dgt.port or config.chesslink.port:
+        # The players' opponent is online (or an app: a program's engine, a web page): the person makes both sides' moves, each only
         # once the page has shown the last one, so without a clock a move released is
         # complete (with a clock, the press completes it as ever).
         start = replace(start, release_completes=True)
@@ -247,22 +260,36 @@ def _start_service(config: Config, args: argparse.Namespace, view: View,
     archive = Archive(Path(data_dir).expanduser() if data_dir else default_data_dir())
     publisher = _publisher(config, archive)
     endpoint = endpoint_from_config(config, start)
-    observers = [o for o in (publisher, endpoint) if o is not None]
+    app_ports = ports_from_config(config, start)
+    observers = [o for o in (publisher, endpoint, app_ports) if o is not None]
     service = Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
                       options=options, view=view, status=status, notifier=Notifier(),
                       archive=archive, observers=observers, opponent=opponent)
     if opponent is not None:
         view.message(f"playing {opponent.label} ({config.opponent.side}); profile "
                      f"{config.board.profile}")
-    if endpoint is not None:
-        endpoint.start(service.submit)
-        view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com); "
-                     "a move goes out at the clock press, or without a clock once its piece "
-                     "is released and the board stands still for 1 s")
-    if publisher is not None:
-        publisher.attach(service)
-        publisher.start(wait=MQTT_WAIT)  # a refused login stops here, in one line
+    if app_ports is not None:
+        for line in app_ports.start(service.submit, scale=_board_scale(board)):
+            view.message(line)
+    try:
+        if endpoint is not None:
+            endpoint.start(service.submit)
+            view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com); "
+                         "a move goes out at the clock press, or without a clock once its "
+                         "piece is released and the board stands still for 1 s")
+        if publisher is not None:
+            publisher.attach(service)
+            publisher.start(wait=MQTT_WAIT)  # a refused login stops here, in one line
+    except BaseException:
+        if app_ports is not None:  # (their pty links removed)
+            app_ports.close()
+        raise
     return service
+
+
+def _board_scale(board: object) -> Any:
+    """How much faster than the wall's the board's clock runs (read as states come)."""
+    return lambda: float(getattr(board, "scale", 1.0) or 1.0)
 
 
 MQTT_WAIT = 5.0  # s to wait at start-up for the broker's answer to the board's login

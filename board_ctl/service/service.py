@@ -67,6 +67,7 @@ from board_ctl.service.backends import Board
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer, rebuilt
 from board_ctl.service.messages import BoardDone, Command, LinkDown, LinkUp, NewGame
 from board_ctl.storage import AppendFile, StorageError, describe, make_directory, unique_name
+from board_ctl.service.applights import compose
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
 from board_ctl.service.view import NullView, View, ViewState
@@ -133,7 +134,9 @@ class Service:
         self.last_session: GameSession | None = None  # the latest game, also once closed
         self.expected = chess.Board(start.fen).occupied
         self.occupied: chess.Bitboard | None = None  # raw, from the events (None: not seen)
-        self.frame: LedFrame | None = None
+        self.frame: LedFrame | None = None  # the referee's (or the setup guidance's)
+        self.shown: LedFrame | None = None  # what the LEDs show: the frame, and apps' lights
+        self.app_lights: dict[str, tuple[SquareLight, ...]] = {}  # by app port
         self.link = "connected"
         self.exit_code = 0
         self.error: str | None = None  # why exit_code is not 0
@@ -573,9 +576,44 @@ class Service:
             frame = dataclasses.replace(frame, status=dataclasses.replace(
                 frame.status, alert=Blink.FAST, remote=Remote.NONE))
         self.frame = frame
+        self._show_leds(frame)
+
+    def _show_leds(self, frame: LedFrame) -> None:
+        """The frame on the LEDs, with what apps ask to light where it leaves them dark
+        (never while an alert is open)."""
+        frame = self._composed(frame)
+        self.shown = frame
         self.board.send_leds(frame)
         if self.status is not None:
             self.status.show(frame)
+
+    def _composed(self, frame: LedFrame) -> LedFrame:
+        if not self.app_lights:
+            return frame
+        session = self.session
+        alert_open = session is not None and bool(session.referee.alerts)
+        lights = [light for lit in self.app_lights.values() for light in lit]
+        return compose(frame, lights, alert_open)
+
+    def set_app_lights(self, source: str, lights: tuple[SquareLight, ...]) -> None:
+        """The squares an app (`source`) asks to light, replacing what it lit before;
+        shown at once if the LEDs change."""
+        if lights:
+            self.app_lights[source] = lights
+        else:
+            self.app_lights.pop(source, None)
+        if self.frame is None:
+            return
+        wanted, shown = self._composed(self.frame), self.shown
+        if shown is not None and (wanted.squares, wanted.status) == (shown.squares,
+                                                                     shown.status):
+            return
+        self._show_leds(self.frame)
+        self._publish(())
+
+    def message(self, text: str) -> None:
+        """A line for the terminal view and the log (from a command on the loop thread)."""
+        self._message(text)
 
     def _game_over(self, session: GameSession) -> None:
         self._over_since = self._clock()
@@ -794,7 +832,7 @@ class Service:
         occupied = self.occupied if self.occupied is not None else 0
         if session is None:
             return ViewState("setup", len(self.games), self.start.fen, self.start.fen,
-                             occupied, self.frame, board=self.board.description,
+                             occupied, self.shown, board=self.board.description,
                              link=self.link, t=self._t)
         referee = session.referee
         result = referee.result
@@ -804,7 +842,7 @@ class Service:
         return ViewState(
             phase="over" if result else "playing", game=session.number,
             fen=referee.board.fen(), start_fen=session.start.fen, occupied=referee.occupied,
-            frame=self.frame, alerts=alerts,
+            frame=self.shown, alerts=alerts,
             moves=tuple(m.san for m in session.record.moves),
             result=result.result if result else None,
             termination=result.termination if result else "",
