@@ -27,6 +27,7 @@ import io
 import json
 import math
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -359,6 +360,20 @@ def _lines(stream: IO[str] | Iterable[str]) -> Iterator[str]:
             yield text
 
 
+# The commonest line, exactly as board_ctl writes it (json.dumps): a lift or a place
+# with a plain non-negative number of seconds and a lower-case square. Such a line is
+# read without json; whatever it holds is what json would have read (the number is
+# JSON's own grammar, read by float() as json reads it). Any other line, and one of
+# these whose time needs a word (out of range, backwards, Unix time), takes the full
+# path below.
+_PLAIN_SENSOR_LINE = re.compile(
+    r'[ \t\n\r]*\{"t": ((?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?), '
+    r'"ev": "(lift|place)", "sq": "([a-h][1-8])"\}[ \t\n\r]*').fullmatch
+_SENSOR_EVENTS: dict[str, type[ev.Lifted] | type[ev.Placed]] = {"lift": ev.Lifted,
+                                                                  "place": ev.Placed}
+_SQUARES = {name: square for square, name in enumerate(chess.SQUARE_NAMES)}
+
+
 def iter_sensor_log(
     lines: IO[str] | Iterable[str],
 ) -> Iterator[tuple[int, ev.Event | StartInfo | SensorLogError]]:
@@ -368,7 +383,17 @@ def iter_sensor_log(
     (`read_sensor_log` stops at it)."""
     last_t = 0.0
     first = True
+    plain = _PLAIN_SENSOR_LINE
     for number_, text in enumerate(_lines(lines), start=1):
+        # (not a _TooLong, nor a line too long of blanks)
+        found = plain(text) if type(text) is str and len(text) <= MAX_LINE + 1 else None
+        if found is not None:
+            t = float(found[1])
+            if last_t <= t <= MAX_T and (last_t != 0.0 or t < UNIX_TIME_FROM):
+                last_t = t
+                first = False
+                yield number_, _SENSOR_EVENTS[found[2]](t, _SQUARES[found[3]])
+                continue
         problems: list[str] = []
         try:
             if isinstance(text, _TooLong):
@@ -421,17 +446,18 @@ def read_sensor_log(stream: IO[str] | Iterable[str]) -> SensorLog:
     start_line: int | None = None
     warnings: list[SensorLogError] = []
     for number_, item in iter_sensor_log(stream):
+        if not isinstance(item, (SensorLogError, StartInfo)):  # (the commonest)
+            events.append(item)
+            lines.append(number_)
+            continue
         if isinstance(item, BadStartError):
             raise item
         if isinstance(item, SensorLogWarning):
             warnings.append(item)
         elif isinstance(item, SensorLogError):
             errors.append(item)
-        elif isinstance(item, StartInfo):
-            start, start_line = item, number_
         else:
-            events.append(item)
-            lines.append(number_)
+            start, start_line = item, number_
     return SensorLog(start, events, errors, lines, start_line, warnings)
 
 

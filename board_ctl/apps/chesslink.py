@@ -19,10 +19,11 @@ from dataclasses import dataclass
 
 import chess
 
+from board_ctl.apps.requestreader import TRUNCATED_AFTER, TimedRequestReader
+
 # Hex digits after each command's letter (before the block check).
 FIELDS = {"V": 0, "S": 0, "X": 0, "T": 0, "I": 2, "W": 4, "R": 2, "L": 2 + 81 * 2}
 HEX = frozenset("0123456789ABCDEFabcdef")
-TRUNCATED_AFTER = 0.5  # s
 
 
 def block_check(text: str) -> str:
@@ -49,31 +50,17 @@ class Request:
     fields: str = ""  # the hex digits after the letter
 
 
-class RequestReader:
+class RequestReader(TimedRequestReader[Request]):
     def __init__(self) -> None:
+        super().__init__()
         self.block_check = True  # register 00 bit 0 turns it off
         self._buf = ""
-        self._waiting_since: float | None = None
-        self.unknown = 0
-        self.malformed = 0
 
-    @property
-    def ignored(self) -> int:
-        return self.unknown + self.malformed
+    def _unread(self) -> int:
+        return len(self._buf)
 
-    def feed(self, data: bytes, now: float) -> list[Request]:
-        if data:
-            self._buf += "".join(chr(b & 0x7F) for b in data)
-            self._waiting_since = now
-        return self._parse(now)
-
-    def deadline(self) -> float | None:
-        if not self._buf or self._waiting_since is None:
-            return None
-        return self._waiting_since + TRUNCATED_AFTER
-
-    def expire(self, now: float) -> list[Request]:
-        return self._parse(now)
+    def _append(self, data: bytes) -> None:
+        self._buf += "".join(chr(b & 0x7F) for b in data)
 
     def _parse(self, now: float) -> list[Request]:
         out: list[Request] = []
@@ -92,9 +79,7 @@ class RequestReader:
                 buf = buf[1:]
                 continue
             if len(buf) < length:
-                stale = self._waiting_since is not None and \
-                    now - self._waiting_since >= TRUNCATED_AFTER
-                if not stale:
+                if not self.stale(now):
                     break
                 self.malformed += 1
                 buf = buf[1:]
@@ -109,8 +94,6 @@ class RequestReader:
             if letter == "W" and text[1:3] == "00":  # the block check's own register
                 self.block_check = not int(text[3:5], 16) & 1
         self._buf = buf
-        if not buf:
-            self._waiting_since = None
         return out
 
 

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 
 import chess
 
+from board_ctl.apps.requestreader import TRUNCATED_AFTER, TimedRequestReader
+
 # ---------------------------------------------------------------- host to board
 
 SEND_RESET = 0x40
@@ -65,7 +67,6 @@ CLOCK_BEEP = 0x0B
 CLOCK_ASCII = 0x0C
 CLOCK_REV2_ASCII = 0x0D
 
-TRUNCATED_AFTER = 0.5  # s: a request's body that stops arriving this long is dropped
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,34 +75,18 @@ class Request:
     body: bytes = b""  # for a command with a body: the bytes after SIZE (its end byte too)
 
 
-class RequestReader:
+class RequestReader(TimedRequestReader[Request]):
     """Bytes from the host to requests, resynchronising after garbage."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._buf = bytearray()
-        self._waiting_since: float | None = None  # a body incomplete since then
-        self.unknown = 0  # bytes that started no request
-        self.malformed = 0  # requests dropped: a wrong shape, or cut short
 
-    @property
-    def ignored(self) -> int:
-        return self.unknown + self.malformed
+    def _unread(self) -> int:
+        return len(self._buf)
 
-    def feed(self, data: bytes, now: float) -> list[Request]:
-        if data:
-            self._buf += data
-            self._waiting_since = now
-        return self._parse(now)
-
-    def deadline(self) -> float | None:
-        """When an incomplete request will be dropped (None: nothing is waiting)."""
-        if not self._buf or self._waiting_since is None:
-            return None
-        return self._waiting_since + TRUNCATED_AFTER
-
-    def expire(self, now: float) -> list[Request]:
-        """Drop a request whose body stopped arriving; the requests after it."""
-        return self._parse(now)
+    def _append(self, data: bytes) -> None:
+        self._buf += data
 
     def _parse(self, now: float) -> list[Request]:
         out: list[Request] = []
@@ -123,17 +108,13 @@ class RequestReader:
                 del buf[0]
                 continue
             if shape > len(buf):  # incomplete: wait, unless it stopped arriving
-                stale = self._waiting_since is not None and \
-                    now - self._waiting_since >= TRUNCATED_AFTER
-                if not stale:
+                if not self.stale(now):
                     break
                 self.malformed += 1
                 del buf[0]
                 continue
             out.append(Request(command, bytes(buf[2:shape])))
             del buf[:shape]
-        if not buf:
-            self._waiting_since = None
         return out
 
 
