@@ -263,6 +263,9 @@ class LiveChessConfig:
     serialnr: str = ""  # "": a stable number made from the host name and the board's port
     origins: tuple[str, ...] = ("https://lichess.org", "https://www.chess.com",
                                 "https://chess.com")
+    # connections open at once (more are refused, HTTP 503), subscriptions per connection
+    max_connections: int = field(default=16, metadata=_range(1, 1000))
+    max_subscriptions: int = field(default=8, metadata=_range(1, 1000))
 
 
 def _check_app_port(port: str) -> None:

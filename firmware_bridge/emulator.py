@@ -40,7 +40,7 @@ import tty
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import chess
 
@@ -52,6 +52,9 @@ from board_ctl.words import count
 from firmware_bridge import protocol as P
 from firmware_bridge.clock_device import ClockDevice, with_clock_times
 from firmware_bridge.link import wire_to_leds
+
+if TYPE_CHECKING:  # (player imports this module)
+    from firmware_bridge.player import Remembered
 
 log = logging.getLogger(__name__)
 
@@ -632,6 +635,12 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--games", type=int, default=1, metavar="N",
                       help="games to play, setting the pieces up again between (0: until "
                            "stopped)")
+    play.add_argument("--remember", type=Path, metavar="FILE",
+                      help="a game the host resumes: its pieces stand where it left them "
+                           "and the person remembers it (JSON: fen, moves in UCI, the "
+                           "squares touched in the turn under way, the squares occupied); "
+                           "board-ctl's emulator backend writes it when it has an "
+                           "unfinished game")
     play.add_argument("--script", default="", metavar="ITEMS",
                       help="buttons and slips: hint@N, takeback@N, offer@N, resign@N "
                            "(his N-th move), mistake@N (the computer's N-th move put on "
@@ -707,6 +716,31 @@ def main(argv: list[str] | None = None) -> int:
             record.close()
 
 
+def remembered_game(path: Path) -> tuple[Remembered, chess.Bitboard] | None:
+    """--remember FILE: the game the host resumes, and where its pieces stand (a real
+    board keeps them through a power cut): what the person remembers, and the squares
+    the emulator starts occupied. None (said on stderr) if the file cannot be read."""
+    from firmware_bridge.player import Remembered
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        board = chess.Board(data["fen"])
+        moves = []
+        for uci in data["moves"]:
+            move = chess.Move.from_uci(uci)
+            if move not in board.legal_moves:
+                raise ValueError(f"{uci} is not legal in {board.fen()}")
+            board.push(move)
+            moves.append(move)
+        touched = [chess.parse_square(name) for name in data.get("touched", [])]
+        occupied = (chess.SquareSet(chess.parse_square(name) for name in data["occupied"])
+                    if "occupied" in data else chess.SquareSet(board.occupied))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("person: cannot read the game to remember in %s: %s", path, exc)
+        return None
+    log.info("person: I remember a game of %d moves", len(moves))
+    return Remembered(data["fen"], moves, touched), int(occupied)
+
+
 def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     """--play: a person at the board plays the host's computer opponent."""
     import random as random_
@@ -727,13 +761,18 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             chooser, close = engine_chooser(args.player_engine, seed)
         except (BoardCtlError, OSError) as exc:
             parser.exit(2, f"board-emulator: {exc}\n")
+    kept = remembered_game(args.remember) if args.remember else None
+    occupied, memory = board.occupied, None
+    if kept is not None:  # a resumed game: its pieces as it left them, he knows it
+        remembered, occupied = kept
+        memory = lambda: remembered  # noqa: E731
     person = Person(board.fen(), seed=seed, chooser=chooser, use_clock=args.clock,
                     side=None if args.play == "auto" else args.play == "white",
-                    script=script)
+                    script=script, memory=memory, occupied=occupied)
     record = args.record.open("w", encoding="utf-8") if args.record else None
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     emulator = PlayerEmulator(
-        PtyLink(args.link), [], board.occupied, speed=args.speed, heartbeat=args.heartbeat,
+        PtyLink(args.link), [], occupied, speed=args.speed, heartbeat=args.heartbeat,
         drain_timeout=args.drain_timeout, yank_at=args.yank_at, yank_for=args.yank_for,
         record=record, board_id=args.board_id)
     emulator.person = person

@@ -26,7 +26,7 @@ from board_ctl.journal import JournalWriter, read_journal
 from board_ctl.record import GameRecord
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.game import GameFiles, GameSession, OutputNamer
-from firmware_bridge.player import Person
+from firmware_bridge.player import Person, Remembered
 
 Computer = Callable[[chess.Board, random.Random], chess.Move]
 JOURNAL = "journal.jsonl"
@@ -61,7 +61,9 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
          accept_draw: bool = False, max_plies: int = 80, limit: float = 3600.0,
          outages: dict[int, float] | None = None,
          restarts: dict[int, tuple[float, float]] | None = None,
-         journal: Path | None = None) -> Played:
+         journal: Path | None = None,
+         emulator_restarts: dict[int, float] | None = None,
+         fresh: Callable[[Remembered, chess.Bitboard], Person] | None = None) -> Played:
     """`outages`: after the computer's n-th move is announced, the link is down for so many
     seconds: what the person's hands do then never reaches the referee, the board keeps
     showing the last frame it had, and a scan of the board ends the outage.
@@ -72,7 +74,17 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
     its journal (GameSession), the resumed game's LEDs shown, then the board's scan at
     connection fed. Meanwhile the person goes on as he would (the board keeps its last
     frame), the computer's answer is lost with the service, and it thinks again once the
-    game is resumed. Each event is committed to the journal as it is fed (one batch)."""
+    game is resumed. Each event is committed to the journal as it is fed (one batch).
+
+    `emulator_restarts`: so many seconds after the computer's n-th move is announced, the service
+    is killed with its board emulator and started again, as `board-ctl run` with the
+    built-in emulator: the game is rebuilt from everything the referee was fed (the
+    journal), the person is a new one (`fresh(Remembered, occupied)`: the emulator's, who
+    remembers the game as the service tells it) and the board's pieces stand where its
+    sensors last said (the service starts its emulator so: a real board keeps its pieces
+    through a power cut), less what was in the person's hand; the service shows the game
+    where it stands, then the board's scan at connection is fed."""
+    restart_at: float | None = None
     rng = random.Random(seed)
     tc = TimeControl.parse(time_control) if time_control else None
     referee = Referee(fen, PROFILES[profile], time_control=tc, remote=remote)
@@ -103,7 +115,7 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
     link_down_until: float | None = None
 
     def feed(event: ev.Event) -> None:
-        nonlocal physical, announced, link_down_until, kill_at
+        nonlocal physical, announced, link_down_until, kill_at, restart_at
         if isinstance(event, (ev.Lifted, ev.Placed)):
             physical ^= chess.BB_SQUARES[event.square]
             if link_down_until is not None or back_at is not None:
@@ -130,6 +142,8 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
                 link_down_until = event.t + outages[announced]
             if restarts and announced in restarts:
                 kill_at = event.t + restarts[announced][0]
+            if emulator_restarts and announced in emulator_restarts:
+                restart_at = event.t + emulator_restarts[announced]
 
     def key() -> object:
         return (len(referee.board.move_stack), referee.board.fen())
@@ -178,6 +192,23 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
             frames.append(shown)
             schedule(person.frame(shown, t))
             feed(ev.Snapshot(round(t, 4), physical))  # the scan at connection
+            continue
+        if restart_at is not None and t >= restart_at:
+            restart_at = None
+            assert fresh is not None
+            referee = Referee(fen, PROFILES[profile], time_control=tc, remote=remote)
+            for event in fed:  # the journal's events, replayed
+                referee.feed(event)
+            physical = referee.occupied  # where the pieces stood: the board kept them
+            person = fresh(Remembered(chess.Board(fen).fen(), list(referee.board.move_stack),
+                                      [sq for _, sq in referee.turn.touched]), physical)
+            queue.clear()  # what the old emulator's person was about to do: gone with it
+            answer = None  # the engine's search: gone with the service
+            at = round(t, 4)
+            shown = led_frame(at, referee.led_view())  # the game where it stands
+            frames.append(shown)
+            schedule(person.frame(shown, at))
+            feed(ev.Snapshot(at, physical))  # the board's scan at connection
             continue
         due = [t + 0.1]
         if queue:

@@ -259,6 +259,7 @@ class ScriptedComputer:
     an EngineReply. What the service does with the answer is the code under test."""
 
     label = "Scripted"
+    failed: str | None = None  # an engine never given up on
 
     def __init__(self, side: chess.Color, moves: list[str]) -> None:
         from board_ctl.opponent.opponent import OpponentSettings

@@ -11,7 +11,9 @@ unfinished there (the service was killed, the power went) is resumed at start-up
 
 With nothing configured it plays the built-in demo game through the board emulator on a
 real pty. Expected failures (a bad config, no board, a pin that cannot be used) are one
-line on stderr and a non-zero exit: 2 for the configuration, 1 for the rest.
+line on stderr and a non-zero exit: 2 for the configuration, 1 for the rest; 3 with
+--once when the engine has given up (the game saved unfinished); 128 + the signal for a
+Ctrl-C or SIGTERM that stops the start.
 """
 
 from __future__ import annotations
@@ -59,7 +61,9 @@ def add_parser(subparsers: Any) -> None:
         description="Run the service on the board. With nothing configured, plays the "
                     "built-in demo game through the board emulator. Exit status: 0 done; "
                     "1 the board or a pin cannot be used, or the service failed; 2 a bad "
-                    "option or config (one line naming it).")
+                    "option or config (one line naming it); 3 with --once, the engine "
+                    "gave up (the game is saved unfinished); 130 or 143 a Ctrl-C or "
+                    "SIGTERM before the board was running.")
     run.add_argument("--config", type=Path, metavar="FILE",
                      help=f"TOML config file (default: ${CONFIG_ENV}, else built-in defaults; "
                           f"see config/board.example.toml)")
@@ -136,11 +140,17 @@ def run_command(args: argparse.Namespace) -> int:
     view = make_view(config.display.view)
     _route_logging(view)
     service: Service | None = None
+    signals = _signals()
     try:
-        service = _service(config, args, view)
-        gc.freeze()  # what start-up made lives on: keep it out of the collector's scans
-        with _signals(service):
+        with signals:  # from the start: a signal while the engine starts ends it too
+            service = _service(config, args, view)
+            signals.service = service
+            gc.freeze()  # what start-up made lives on: keep it out of the collector's scans
             code = service.run()
+    except _Interrupted as exc:
+        view.close()
+        print(f"board-ctl run: {exc}", file=sys.stderr)
+        return 128 + exc.signum
     except ConfigError as exc:
         view.close()
         print(f"board-ctl run: {exc}", file=sys.stderr)
@@ -340,11 +350,23 @@ def _route_logging(view: View) -> None:
     root.setLevel(level)
 
 
-class _signals:
-    """SIGTERM and the first Ctrl-C finish the game and stop; a second Ctrl-C aborts."""
+class _Interrupted(BaseException):
+    """SIGTERM or Ctrl-C before the service runs: what was started is ended on the way
+    out (an engine process with it), and the exit status is 128 + the signal."""
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"{signal.Signals(signum).name} while starting: stopped, "
+                         "nothing started is left running")
+        self.signum = signum
+
+
+class _signals:
+    """SIGTERM and the first Ctrl-C finish the game and stop; a second Ctrl-C aborts.
+    Before the service runs (`service` None) either one stops the start."""
+
+    def __init__(self) -> None:
+        self.service: Service | None = None
+        self.interrupted = False
         self.saved: dict[int, Any] = {}
 
     def __enter__(self) -> None:
@@ -352,9 +374,15 @@ class _signals:
             self.saved[sig] = signal.signal(sig, self._handle)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if signum == signal.SIGINT and self.service.stop_requested:
+        service = self.service
+        if service is None:
+            if not self.interrupted:  # once: a second one must not cut the ending short
+                self.interrupted = True
+                raise _Interrupted(signum)
+            return
+        if signum == signal.SIGINT and service.stop_requested:
             raise KeyboardInterrupt
-        self.service.request_stop()
+        service.request_stop()
 
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self.saved.items():

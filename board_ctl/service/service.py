@@ -53,6 +53,7 @@ from board_ctl.core.effects import (
     Colour,
     Effect,
     LedFrame,
+    Remote,
     SquareLight,
     StatusLights,
 )
@@ -90,6 +91,12 @@ POLL = 0.25  # s: the loop wakes at least this often (stop requests, watchdog, t
 # Squares an unfinished game's position may differ by, at the board's first report, and
 # still be the position (a castling made while the power was off changes four).
 NEAR_POSITION = 4
+# `board-ctl run --once`'s exit status when the engine has given up: the game is saved
+# unfinished (and stays resumable in the archive).
+ENGINE_GAVE_UP = 3
+# Stops that leave the game in progress resumable (not ended): a signal, a failed engine.
+STOPPED = "stopped"
+STOPPED_ENGINE = "the engine gave up"
 BATCH = 256  # queue items at most in one batch (one fsync): the LEDs never wait long
 STORAGE_CHECK_EVERY = 1.0  # s: files deleted under the service, writes to retry
 # The disk's work no LED waits for is done once the board has been still this long (s)
@@ -210,7 +217,12 @@ class Service:
 
     def run(self) -> int:
         """Connect, loop until done, shut down; the exit status."""
-        self.open()
+        try:
+            self.open()
+        except BaseException:
+            if self.opponent is not None:  # its process is ours to end, on every way out
+                self.opponent.close()
+            raise
         try:
             while self.step():
                 pass
@@ -227,6 +239,8 @@ class Service:
         started = False
         try:
             self._check_outputs()
+            self._adopt_prepared()
+            self._board_keeps_its_game()
             self.board.start(self.queue.put)  # raises BoardCtlError if the board is not there
             started = True
             if self.opponent is not None:  # it thinks in real seconds, the game's / the scale
@@ -264,7 +278,7 @@ class Service:
         """Handle everything on the queue (waiting up to `timeout` for the first item),
         as one batch; False once done."""
         if self._stop_requested and not self._done:
-            self._end("stopped")
+            self._end(STOPPED)
         if self._done:
             return False
         try:
@@ -420,7 +434,10 @@ class Service:
     def _opponent_update(self) -> None:
         session, opponent = self.session, self.opponent
         if opponent is not None and session is not None:
+            failed = opponent.failed
             opponent.update(session.referee, session.number)
+            if opponent.failed != failed:
+                self._engine_shown()
 
     def _engine_reply(self, reply: EngineReply | EngineFailed) -> None:
         """The engine's answer: fed to the game as an event of this moment (its move, a
@@ -428,6 +445,7 @@ class Service:
         session, opponent = self.session, self.opponent
         if session is None or opponent is None:
             return
+        failed = opponent.failed
         event, text = opponent.answer(reply, session.referee, session.number)
         if text:
             self._message(text)
@@ -436,6 +454,19 @@ class Service:
             self._t = event.t
             self._pending.append((session.feed(event), session))
         self._opponent_update()
+        if opponent.failed != failed:
+            self._engine_shown()
+        if opponent.failed is not None and failed is None and self.options.once:
+            # nobody is there to restart anything: the game is saved as it stands
+            self.exit_code = ENGINE_GAVE_UP
+            self.error = f"{opponent.failed}; the game is saved unfinished"
+            self._end(STOPPED_ENGINE)
+
+    def _engine_shown(self) -> None:
+        """The engine given up on, or back: the LEDs and the views say so at once."""
+        if self.frame is not None:
+            self._send_frame(self.frame)
+        self._publish(())
 
     def _link_now(self) -> float:
         """Now on the board's timeline: its last event's time and the time since then.
@@ -532,14 +563,28 @@ class Service:
         description)."""
         return str(getattr(self.board, "identity", "") or self.board.description)
 
-    def _recover(self) -> None:
-        """Find this board's unfinished game in the archive, if there is one, saying
-        what was found. It is held until the board shows where it stands
-        (`_judge_held`); a game over in its events whose end never made it to the
-        journal is settled at once."""
-        if self.archive is None or self.session is not None:
+    def _board_keeps_its_game(self) -> None:
+        """A board that starts with the service (the built-in emulator) is the same board
+        after a restart as before it: told the unfinished game before it starts, its
+        pieces stand where the game left them (a real board keeps them through a power
+        cut) and its person knows the game (as a player knows the one he was playing)."""
+        keep = getattr(self.board, "keep_game", None)
+        if keep is None or self.archive is None or self.session is not None:
             return
-        try:  # a journal left in the folder made ahead (its new name lost at a power cut)
+        entry = self.archive.unfinished(self._identity())
+        if entry is None or not entry.recovered.records:
+            return
+        recovered = entry.recovered
+        referee, _ = rebuilt(recovered, PROFILES.get(recovered.profile, self.profile))
+        if referee.result is None:
+            keep(referee.board, [sq for _, sq in referee.turn.touched], referee.occupied)
+
+    def _adopt_prepared(self) -> None:
+        """A journal left in the folder made ahead (its new name lost at a power cut) is
+        put back among the games, before anything looks for an unfinished one."""
+        if self.archive is None:
+            return
+        try:
             adopted = self.archive.adopt_prepared()
         except OSError as exc:
             raise StorageError(describe(exc, "the data directory", self.archive.root)) \
@@ -548,6 +593,14 @@ class Service:
             self._message(f"recovery: game {adopted}'s journal was found in "
                           f"{self.archive.prepared} (its folder's name did not reach the "
                           f"disk before the power went): put back as {adopted}")
+
+    def _recover(self) -> None:
+        """Find this board's unfinished game in the archive, if there is one, saying
+        what was found. It is held until the board shows where it stands
+        (`_judge_held`); a game over in its events whose end never made it to the
+        journal is settled at once."""
+        if self.archive is None or self.session is not None:
+            return
         entry = self.archive.unfinished(self._identity())
         if entry is None:
             return
@@ -706,6 +759,10 @@ class Service:
         if self._storage_fault:  # the status alert LED says: look at the log
             frame = dataclasses.replace(
                 frame, status=dataclasses.replace(frame.status, alert=Blink.FAST))
+        if self.opponent is not None and self.opponent.failed is not None:
+            # the computer's LED off (it thinks no more), the alert LED: look at the log
+            frame = dataclasses.replace(frame, status=dataclasses.replace(
+                frame.status, alert=Blink.FAST, remote=Remote.NONE))
         self.frame = frame
         self._show_leds(frame)
 
@@ -947,8 +1004,9 @@ class Service:
     def _shutdown(self) -> None:
         self.notifier.stopping()
         try:
-            # stopped (SIGTERM, Ctrl-C) in the middle of a game: it resumes at the next start
-            self._close_session(ended=self.stop_reason != "stopped")
+            # stopped (SIGTERM, Ctrl-C, an engine given up) in the middle of a game: it
+            # resumes at the next start
+            self._close_session(ended=self.stop_reason not in (STOPPED, STOPPED_ENGINE))
             if self._held is not None:  # never resumed: it stays as it was
                 self._held.journal.close()
             self._run_after_shown(force=True)  # everything on disk before the end
@@ -996,11 +1054,13 @@ class Service:
                              waiting=held.entry.game_id if held is not None else "")
         referee = session.referee
         result = referee.result
+        alerts = tuple((a.code, a.text) for a in referee.alerts.values())
+        if self.opponent is not None and self.opponent.failed is not None:
+            alerts += (("engine-failed", f"{self.opponent.failed}: the game waits"),)
         return ViewState(
             phase="over" if result else "playing", game=session.number,
             fen=referee.board.fen(), start_fen=session.start.fen, occupied=referee.occupied,
-            frame=self.shown,
-            alerts=tuple((a.code, a.text) for a in referee.alerts.values()),
+            frame=self.shown, alerts=alerts,
             moves=tuple(m.san for m in session.record.moves),
             result=result.result if result else None,
             termination=result.termination if result else "",
