@@ -349,8 +349,9 @@ def test_stockfish_whose_search_hangs_is_started_again_and_plays(
     runner.start()
     try:
         e4(service)
-        said = view.wait_message(lambda m: " plays " in m, timeout=30)
-        assert said.startswith("Stockfish")
+        # its move ("Stockfish plays ..."), not the game's start ("... Stockfish 15.1 plays Black")
+        said = view.wait_message(lambda m: m.startswith("Stockfish") and " plays " in m,
+                                 timeout=30)
         failures = [m for m in view.all_messages if "did not answer within" in m]
         assert len(failures) == 1 and failures[0].endswith("; starting it again")
         assert stalls.read_text() == "0" and len(opponent.engine.pids) == 2
@@ -403,7 +404,7 @@ def test_board_ctl_once_against_an_engine_that_hangs(tmp_path: Path, engines: Pa
         f"board-ctl run: HangsOnGo did not answer within "
         f"{0.2 / 10 * DEADLINE_FACTOR + DEADLINE_MARGIN:.3g} s; gave up after "
         f"{RETRIES + 1} tries; the game is saved unfinished")
-    assert "is resumed at the next start" in result.stdout
+    assert "stays unfinished in the archive and goes on at the next start" in result.stdout
     with open(pgn, encoding="utf-8") as stream:
         game = chess.pgn.read_game(stream)
     assert game is not None and game.headers["Result"] == "*"
