@@ -1,5 +1,6 @@
 """The board's connection to the broker: paho-mqtt 2.x (callback API version 2, MQTT 5),
-on a thread of its own, reconnecting with backoff until closed.
+on a thread of its own (its network loop on epoll: board_ctl/mqttloop.py), reconnecting
+with backoff until closed.
 
 Each attempt uses a fresh client, so a reconnection starts with nothing queued from the
 last one: the publisher decides what is sent again, from the journal, in order. The
@@ -23,6 +24,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
 from board_ctl.hall.settings import SESSION_EXPIRY, MqttSettings
+from board_ctl.mqttloop import SocketLoop
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +95,10 @@ class Connection:
     def _run(self) -> None:
         self.native_ids.append(threading.get_native_id())
         delay = MIN_DELAY
+        failing = False  # the attempts since the last connection have all failed
         while not self._closing.is_set():
             client = self._new_client()
+            loop = SocketLoop(client)
             with self._lock:
                 self.generation += 1
                 generation = self.generation
@@ -102,18 +106,33 @@ class Connection:
                 client.connect(self.settings.host, self.settings.port, keepalive=KEEPALIVE,
                                clean_start=False, properties=_session_properties())
             except (OSError, ssl.SSLError, ValueError) as exc:
+                loop.close()
                 self.on_event(Unreachable(_reason(exc)))
                 self._closing.wait(delay)
                 delay = min(delay * 2, MAX_DELAY)
                 continue
             with self._lock:
                 self._client = client
-            client.loop_forever(timeout=0.5)  # until this connection ends
+                closing = self._closing.is_set()
+            if closing:  # close() came while this connection was being made
+                client.disconnect()
+            ended = loop.run()  # until this connection ends (close() disconnects it)
+            loop.close()
             with self._lock:
                 self._client = None
             if client.user_data_get().get("connected"):
                 delay = MIN_DELAY
+                failing = False
                 self.on_event(Disconnected(generation, client.user_data_get().get("why", "")))
+            elif not self._closing.is_set() and not client.user_data_get().get("refused"):
+                # the broker took the connection but it ended before the broker's answer
+                why = mqtt.error_string(ended)
+                if not failing:
+                    log.warning("board %s: the connection to %s ended before the broker let "
+                                "it in (%s); trying again", self.settings.board_id,
+                                self.settings.url, why)
+                failing = True
+                self.on_event(Unreachable(why))
             if not self._closing.is_set():
                 self._closing.wait(delay)
                 delay = min(delay * 2, MAX_DELAY)
@@ -144,6 +163,7 @@ class Connection:
                     flags: mqtt.ConnectFlags, reason: ReasonCode,
                     properties: Properties | None) -> None:
         if reason.is_failure:
+            userdata["refused"] = True  # (said by the publisher)
             self.on_event(Refused(str(reason)))
             return
         userdata["connected"] = True

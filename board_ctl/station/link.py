@@ -2,9 +2,11 @@
 
 A persistent session (fixed client id, clean_start off, a session expiry) makes the
 broker keep the moves published while the station was away and hand them over when it
-returns; retained state, status and PGN give it the hall as it is now. paho's own
-thread runs the network and reconnects with backoff; messages go straight to
-`on_message`, which must hand them to the station's loop at once."""
+returns; retained state, status and PGN give it the hall as it is now. The link's own
+thread runs the network (on epoll, board_ctl/mqttloop.py: a station serving a hall's
+browsers holds more descriptors than paho's select() can watch) and reconnects with
+backoff; messages go straight to `on_message`, which must hand them to the station's
+loop at once."""
 
 from __future__ import annotations
 
@@ -22,10 +24,12 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from board_ctl.errors import BoardCtlError
+from board_ctl.mqttloop import SocketLoop
 from board_ctl.station.contract import DEFAULT_PREFIX, subscription
 
 log = logging.getLogger(__name__)
 SESSION_EXPIRY_S = 7 * 24 * 3600
+MIN_DELAY, MAX_DELAY = 1.0, 15.0  # s between two connection attempts (doubling)
 
 
 class BrokerError(BoardCtlError, ValueError):
@@ -82,11 +86,13 @@ class StationLink:
         if address.tls:
             client.tls_set(ca_certs=str(ca_file) if ca_file else None,
                            tls_version=ssl.PROTOCOL_TLS_CLIENT)
-        client.reconnect_delay_set(min_delay=1, max_delay=15)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         self.client = client
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._connects = 0
 
     def start(self) -> None:
         properties = Properties(PacketTypes.CONNECT)
@@ -96,11 +102,42 @@ class StationLink:
                                       clean_start=False, properties=properties)
         except (OSError, ValueError) as exc:
             raise BrokerError(f"broker {self.address.host}:{self.address.port}: {exc}") from None
-        self.client.loop_start()
+        self._thread = threading.Thread(target=self._run, daemon=True, name="station-mqtt")
+        self._thread.start()
 
     def stop(self) -> None:
+        self._stopping.set()
         self.client.disconnect()
-        self.client.loop_stop()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def _run(self) -> None:
+        """Connect, serve the connection until it ends, wait, again: until stopped. One
+        client throughout, so what `publish` queued while the broker was away is sent
+        when it is back."""
+        delay = MIN_DELAY
+        while not self._stopping.is_set():
+            loop = SocketLoop(self.client)
+            connects = self._connects
+            try:
+                self.client.reconnect()
+            except (OSError, ssl.SSLError, ValueError) as exc:
+                error = f"broker {self.address.host}:{self.address.port}: {exc}"
+                if error != self.last_error:  # (said once, not at every attempt)
+                    log.warning("%s", error)
+                self.last_error = error
+                if self._on_connection_cb:
+                    self._on_connection_cb(False, error)
+            else:
+                if self._stopping.is_set():  # stop() came while connecting
+                    self.client.disconnect()
+                loop.run()  # until the connection ends (stop() disconnects it)
+                if self._connects != connects:
+                    delay = MIN_DELAY
+            finally:
+                loop.close()
+            self._stopping.wait(delay)
+            delay = min(delay * 2, MAX_DELAY)
 
     def publish(self, topic: str, payload: str) -> None:
         """QoS 1, never retained; paho keeps it and sends it on reconnection when the
@@ -109,7 +146,7 @@ class StationLink:
         if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
             raise BrokerError(f"cannot publish to {topic}: {mqtt.error_string(info.rc)}")
 
-    # paho's thread ------------------------------------------------------------------
+    # the link's thread ---------------------------------------------------------------
 
     def _on_connect(self, client: mqtt.Client, userdata: object, flags: object,
                     reason_code: object, properties: object) -> None:
@@ -120,6 +157,7 @@ class StationLink:
                 self._on_connection_cb(False, self.last_error)
             return
         client.subscribe(subscription(self.prefix), qos=1)
+        self._connects += 1
         self.last_error = None
         self.connected.set()
         log.info("connected to %s:%d", self.address.host, self.address.port)
