@@ -45,9 +45,11 @@ def free_port() -> int:
 
 class Broker:
     """Mosquitto with the shipped config: no anonymous users, a password file, the ACL,
-    persistence (saved every `autosave` s)."""
+    persistence (saved every `autosave` s); `extra`: config lines after the shipped ones
+    (for one, a smaller `max_queued_messages`)."""
 
-    def __init__(self, directory: Path, users: dict[str, str], autosave: int = 1) -> None:
+    def __init__(self, directory: Path, users: dict[str, str], autosave: int = 1,
+                 extra: str = "") -> None:
         self.binary = mosquitto_path()
         self.dir = directory
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -66,7 +68,7 @@ class Broker:
         conf = conf.replace("/run/mosquitto/mosquitto.pid", f"{self.dir}/mosquitto.pid")
         conf = conf.replace("/var/log/mosquitto/mosquitto.log", f"{self.dir}/mosquitto.log")
         conf = conf.replace("autosave_interval 30", f"autosave_interval {autosave}")
-        conf += "\nlog_type all\n"
+        conf += "\nlog_type all\n" + extra
         if os.geteuid() == 0:  # (as root it would become `mosquitto`, who cannot read tmp)
             conf += "user root\n"
         self.conf = self.dir / "mosquitto.conf"

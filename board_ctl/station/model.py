@@ -6,6 +6,15 @@ come twice (a board republishes after a reconnection), late (a board that was cu
 publishes what it missed, in order, when it returns) or retained (the broker hands the
 last state, status and PGN to a station that subscribes mid-round): everything is keyed
 by (board, game) and a move by its ply, so none of that changes what is shown.
+
+Messages may also never come (a broker killed before it passed on what it had
+acknowledged, a station whose queue overflowed while it was away). A game whose moves
+the station does not have up to the ply its board's state gives, or that its board left
+without the station seeing it end, is *catching up*: the pages and the broadcast say so
+and never show it complete. It is healed from the board's retained PGN (its current
+game: parsed once a PGN, at most once every PGN_PARSE_EVERY_MS a board), or else the
+board is asked to publish the game again from its journal (`heal`: a command the
+station sends, at most RESEND_AT_ONCE at a time, each game less and less often).
 """
 
 from __future__ import annotations
@@ -36,6 +45,11 @@ from board_ctl.pgntags import check_value
 from board_ctl.station.pairings import FIDE_ID
 
 log = logging.getLogger(__name__)
+
+PGN_PARSE_EVERY_MS = 1_000    # a board's retained PGN is parsed at most this often
+RESEND_AFTER_MS = 5_000       # a gap the board's own publishing has not filled by then
+RESEND_BACKOFF_MAX_MS = 300_000  # the longest wait between two requests for one game
+RESEND_AT_ONCE = 16           # requests a call to `resends_due` returns at most
 
 
 @dataclass(frozen=True)
@@ -130,6 +144,8 @@ class Game:
     seqs: set[int] = field(default_factory=set)  # the alerts' and clears' seq seen
     alerts: list[AlertEntry] = field(default_factory=list)
     clock_history: list[ClockEntry] = field(default_factory=list)
+    left: bool = False             # the board has gone on to a newer game
+    heal: Heal = field(default_factory=lambda: Heal())
 
     def open_alerts(self) -> list[AlertEntry]:
         return [alert for alert in self.alerts if alert.open]
@@ -147,6 +163,37 @@ class Game:
     def finished(self) -> bool:
         return self.result in RESULTS
 
+    @property
+    def expected_plies(self) -> int:
+        """The plies the board has played, as far as the station knows: its state's count,
+        or more when a move came after it."""
+        return max(self.ply, max(self.moves, default=0))
+
+    @property
+    def missing(self) -> int:
+        """Moves the board played that the station does not have (from the first gap)."""
+        return self.expected_plies - len(self.known_moves())
+
+    @property
+    def catching_up(self) -> bool:
+        """Not all of the game is here yet: moves are missing, or the board left the game
+        and the station never had the state it left it in (phase `over`)."""
+        return self.missing > 0 or (self.left and self.phase != "over")
+
+
+@dataclass
+class Heal:
+    """Asking a board for a game that is catching up (station times, ms)."""
+    since_ms: int | None = None   # when the station first saw it catching up
+    asked_ms: int | None = None   # the latest request
+    asked: int = 0                # requests since it began catching up
+
+    def due(self, now_ms: int) -> bool:
+        if self.since_ms is None:
+            self.since_ms = now_ms
+        wait = min(RESEND_AFTER_MS << min(self.asked, 16), RESEND_BACKOFF_MAX_MS)
+        return now_ms - (self.asked_ms if self.asked_ms is not None else self.since_ms) >= wait
+
 
 @dataclass
 class Board:
@@ -157,6 +204,8 @@ class Board:
     games: dict[str, Game] = field(default_factory=dict)
     current: str | None = None
     pgn: str | None = None           # the retained PGN of the board's current game
+    pgn_moves: tuple[str, list[Move]] | None = None  # `pgn` parsed: (start FEN, moves)
+    pgn_parsed_ms: int | None = None  # when a PGN of this board was last parsed
     setting_up_ms: int | None = None  # the board's time since when it waits for a new game
 
     @property
@@ -173,6 +222,13 @@ class Reply:
     time_ms: int | None
     received_ms: int
     game: str | None = None  # the game the command applied to (None: the board's next)
+
+
+@dataclass
+class Healing:
+    """What `Hall.heal` did and asks for."""
+    filled: list[str] = field(default_factory=list)  # boards whose game the PGN filled
+    resend: list[tuple[str, str]] = field(default_factory=list)  # (board, game) to ask for
 
 
 @dataclass(frozen=True)
@@ -229,17 +285,22 @@ class Hall:
         game = board.games.get(game_id)
         if game is None:
             game = board.games[game_id] = Game(board.board, game_id, first_seen_ms=now)
+            # (a board's game ids sort in the order its games began: docs/mqtt.md)
+            game.left = any(other > game_id for other in board.games)
+            for other_id, other in board.games.items():
+                if other_id < game_id:
+                    other.left = True
         time_ms = data.get("time")
         if isinstance(time_ms, int) and not isinstance(time_ms, bool):
             game.last_time_ms = max(game.last_time_ms, time_ms)
             game.first_time_ms = min(game.first_time_ms or time_ms, time_ms)
         current = board.game
-        # The board's current game is the one it published last, by its own clock: a
-        # late message of an old game (republished after a reconnection) does not
-        # take the grid back to it.
-        if current is None or (current is not game and game.last_time_ms >= current.last_time_ms):
+        # The board's current game is its newest: a board's game ids sort in the order
+        # its games began (docs/mqtt.md), so an old game published again (after a
+        # reconnection, or asked for by the station) does not take the grid back to it.
+        if current is None or game_id > current.game:
             board.current = game_id
-            self._fill_from_pgn(board)
+            self._fill_from_pgn(board, now)
         return game
 
     def _on_state(self, board: Board, payload: bytes, now: int) -> Change | None:
@@ -301,7 +362,7 @@ class Hall:
                          and board_no >= 1 else None)
         game.white, game.black = white, black
         new_alert = self._sync_alerts(game, data.get("alerts"), now)
-        self._fill_from_pgn(board)
+        self._fill_from_pgn(board, now)
         return Change(board.board, "state", game.game, new_alert=new_alert)
 
     @staticmethod
@@ -477,35 +538,25 @@ class Hall:
         text = text_payload(payload)
         if text == board.pgn:
             return None
-        board.pgn = text
-        filled = self._fill_from_pgn(board)
+        board.pgn, board.pgn_moves = text, None
+        filled = self._fill_from_pgn(board, now)
         return Change(board.board, "pgn", board.current) if filled else None
 
-    def _fill_from_pgn(self, board: Board) -> int:
-        """Moves the station missed (published before it subscribed) taken from the
-        board's retained PGN, only when that PGN is provably this game's: same start,
-        every move the station has agrees, and the position after it is the state's."""
+    def _fill_from_pgn(self, board: Board, now: int) -> int:
+        """Moves the station missed taken from the board's retained PGN, only when that
+        PGN is provably this game's: same start, every move the station has agrees, and
+        the position after it is the state's. The PGN is parsed only for a game catching
+        up, once, and at most once every PGN_PARSE_EVERY_MS for the board (a board cannot
+        make the station parse large texts again and again)."""
         game = board.game
         if game is None or not board.pgn or len(game.known_moves()) >= game.ply:
             return 0
-        try:
-            pgn = chess.pgn.read_game(io.StringIO(board.pgn))
-        except (ValueError, IndexError):
-            pgn = None
-        if pgn is None or pgn.errors:
+        parsed = self._parsed_pgn(board, now)
+        if parsed is None:
             return 0
-        position = pgn.board()
-        if position.fen() != chess.Board(game.start_fen).fen():
+        start_fen, found = parsed
+        if start_fen != chess.Board(game.start_fen).fen():
             return 0
-        found: list[Move] = []
-        for ply, child in enumerate(pgn.mainline(), start=1):
-            san = position.san(child.move)
-            position.push(child.move)
-            clock = child.clock()
-            emt = child.emt()
-            found.append(Move(ply, san, child.move.uci(), position.fen(),
-                              round(clock * 1000) if clock is not None else None,
-                              round(emt * 1000) if emt is not None else None, None))
         if len(found) < game.ply or position_fen(found, game.ply) != placement(game.fen):
             return 0
         if any(game.moves[m.ply].uci != m.uci for m in found if m.ply in game.moves):
@@ -520,6 +571,59 @@ class Hall:
             for move in game.known_moves():
                 self._record_clock(game, move)
         return added
+
+    @staticmethod
+    def _parsed_pgn(board: Board, now: int) -> tuple[str, list[Move]] | None:
+        """The board's PGN as (start FEN, moves), parsed now if it was not and the board's
+        last parse is PGN_PARSE_EVERY_MS old; None when it cannot be (yet)."""
+        if board.pgn_moves is not None:
+            return board.pgn_moves
+        if board.pgn is None or (board.pgn_parsed_ms is not None and
+                                 0 <= now - board.pgn_parsed_ms < PGN_PARSE_EVERY_MS):
+            return None
+        board.pgn_parsed_ms = now
+        board.pgn_moves = ("", [])  # (a PGN that cannot be read is not read again)
+        try:
+            pgn = chess.pgn.read_game(io.StringIO(board.pgn))
+        except (ValueError, IndexError):
+            pgn = None
+        if pgn is None or pgn.errors:
+            return board.pgn_moves
+        position = pgn.board()
+        start_fen = position.fen()
+        found: list[Move] = []
+        for ply, child in enumerate(pgn.mainline(), start=1):
+            san = position.san(child.move)
+            position.push(child.move)
+            clock = child.clock()
+            emt = child.emt()
+            found.append(Move(ply, san, child.move.uci(), position.fen(),
+                              round(clock * 1000) if clock is not None else None,
+                              round(emt * 1000) if emt is not None else None, None))
+        board.pgn_moves = (start_fen, found)
+        return board.pgn_moves
+
+    def heal(self, now_ms: int) -> Healing:
+        """The games catching up: filled from their board's retained PGN where it can
+        (the boards changed), and those the station should ask their board to publish
+        again now: online boards only, first after RESEND_AFTER_MS, then less and less
+        often; at most RESEND_AT_ONCE."""
+        healing = Healing()
+        for board in self.boards.values():
+            if board.game is not None and board.game.catching_up and \
+                    self._fill_from_pgn(board, now_ms):
+                healing.filled.append(board.board)
+            for game in board.games.values():
+                if not game.catching_up:
+                    if game.heal.since_ms is not None:
+                        game.heal = Heal()
+                    continue
+                due = game.heal.due(now_ms)  # (its clock starts at the first look)
+                if due and board.status == "online" and len(healing.resend) < RESEND_AT_ONCE:
+                    game.heal.asked_ms = now_ms
+                    game.heal.asked += 1
+                    healing.resend.append((board.board, game.game))
+        return healing
 
     def _on_reply(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)
