@@ -167,9 +167,9 @@ def test_a_board_cannot_make_the_station_parse_pgns_again_and_again(
     parses = []
     read_game = chess.pgn.read_game
 
-    def counted(stream: io.TextIOBase) -> chess.pgn.Game | None:
+    def counted(stream: io.TextIOBase, **kw: object) -> chess.pgn.Game | None:
         parses.append(1)
-        return read_game(stream)
+        return read_game(stream, **kw)  # type: ignore[arg-type]
 
     monkeypatch.setattr(station_model.chess.pgn, "read_game", counted)
     board = board_of(6, publish_pgn=False)

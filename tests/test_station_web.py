@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from board_ctl.cli import main
@@ -365,10 +367,38 @@ def test_clock_text(text: str, ms: int) -> None:
     assert parse_clock(text) == ms
 
 
-@pytest.mark.parametrize("text", ["", "5:0", "1:60", "a:00", "-5", "1:2:3:4"])
+@pytest.mark.parametrize("text", ["", "5:0", "1:60", "a:00", "-5", "1:2:3:4", "9" * 400,
+                                  "9" * 400 + ".5", "9" * 5000 + ":00:00", "360001",
+                                  "100:00:01", "1e309", "inf", "nan", "\u0663:00"],
+                         ids=lambda text: text if len(text) < 12 else f"{text[:6]}...{len(text)}")
 def test_bad_clock_text(text: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as info:
         parse_clock(text)
+    assert len(str(info.value)) < 100
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="0123456789:.9 ", max_size=30) | st.text(max_size=30))
+def test_any_clock_text_is_a_time_or_a_value_error(text: str) -> None:
+    """Issue 17 §1.9: 400 nines made a float of inf and round() an OverflowError: a 500.
+    Any text is a time of at most 100 h, or a ValueError."""
+    try:
+        ms = parse_clock(text)
+    except ValueError:
+        return
+    assert isinstance(ms, int) and 0 <= ms <= 100 * 3600 * 1000
+
+
+def test_a_clock_correction_of_400_nines_is_a_400_naming_the_field(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    token = login(client)
+    sent = len(hallway.sent)
+    for white, black, field in (("9" * 400, "1:00", "white"), ("1:00", "9" * 400, "black")):
+        response = client.post("/arbiter/board/b01/clock",
+                               data={"white": white, "black": black, "csrf": token})
+        assert response.status_code == 400, response.text
+        assert response.json()["error"].startswith(f"{field}: ")
+    assert len(hallway.sent) == sent  # nothing went to the board
 
 
 def test_users_are_stored_hashed(tmp_path: Path) -> None:
@@ -452,14 +482,23 @@ def test_the_other_pages(setup) -> None:  # type: ignore[no-untyped-def]
     assert journal.status_code == 200 and "clock" in journal.text and "anna" in journal.text
 
 
-def test_the_ladder_is_made_of_the_finished_games_and_survives_a_restart(setup, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_ladder_is_made_of_confirmed_results_and_survives_a_restart(setup, tmp_path) -> None:  # type: ignore[no-untyped-def]
     client, station, hallway = setup
     b02 = hallway.boards["b02"]
     b02.tags.update(white={"name": "Ann Lee", "fide_id": None},
                     black={"name": "Bo Chen", "fide_id": None})
     while not b02.finished:
         hallway.deliver(b02.play())
-    wait_for(lambda: station.results.rows, what="the result recorded")
+    wait_for(lambda: station.unconfirmed(), what="the game's end")
+    assert station.results.standings() == [] and "Waiting for an arbiter" in client.get("/ladder").text
+    token = login(client)
+    game = station.hall.boards["b02"].game
+    assert game is not None
+    page = client.get("/ladder").text
+    assert f'value="{game.game}"' in page and f"Confirm {b02.result}" in page
+    confirmed = client.post("/arbiter/ladder/confirm", follow_redirects=False, data={
+        "csrf": token, "board": "b02", "game": game.game, "result": b02.result})
+    assert confirmed.status_code == 303, confirmed.text
     # 0 v 0: "相差10分以内" — the winner gains 10, the loser loses 10; a draw moves nothing
     expected = {"1-0": {"Ann Lee": 10.0, "Bo Chen": -10.0},
                 "0-1": {"Ann Lee": -10.0, "Bo Chen": 10.0},
@@ -467,11 +506,74 @@ def test_the_ladder_is_made_of_the_finished_games_and_survives_a_restart(setup, 
     assert {row["player"]: row["points"] for row in station.results.standings()} == expected
     page = client.get("/ladder").text
     assert "Ann Lee" in page and f"{expected['Ann Lee']:.2f}" in page
+    assert "Waiting for an arbiter" not in page and station.unconfirmed() == []
+    assert [e["kind"] for e in station.journal("b02")][-1] == "confirm-result"
     restarted = Station(tmp_path / "station", lambda topic, payload: None)
     try:
         assert restarted.results.standings() == station.results.standings()
     finally:
         restarted.close()
+
+
+def test_a_board_cannot_rate_invented_players(setup) -> None:  # type: ignore[no-untyped-def]
+    """Issue 17 §1.5: ten finished states from one board, each a new game won by an
+    invented player, put him at the top of /ladder and into results.jsonl. What a board
+    says of its own games rates nobody until an arbiter confirms it."""
+    client, station, hallway = setup
+    b01 = hallway.boards["b01"]
+    state = json.loads(b01.state().payload)
+    for n in range(10):
+        fake = {**state, "game": f"fake-{n}", "time": state["time"] + n, "result": "1-0",
+                "phase": "over", "termination": "checkmate",
+                "white": {"name": "Mallory", "fide_id": None},
+                "black": {"name": f"Victim {n}", "fide_id": None}}
+        hallway.deliver([Message("board-ctl/b01/state", json.dumps(fake).encode())])
+    wait_for(lambda: station.hall.boards["b01"].game.game == "fake-9",  # type: ignore[union-attr]
+             what="the fake games")
+    page = client.get("/ladder").text
+    assert station.results.standings() == [] and "No rated game yet" in page
+    assert not (station.data_dir / "results.jsonl").exists()
+
+
+def test_only_an_arbiter_confirms_and_only_what_the_board_shows(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    b02 = hallway.boards["b02"]
+    while not b02.finished:
+        hallway.deliver(b02.play())
+    wait_for(lambda: station.unconfirmed(), what="the game's end")
+    game = station.hall.boards["b02"].game
+    assert game is not None
+    form = {"board": "b02", "game": game.game, "result": b02.result}
+    assert client.post("/arbiter/ladder/confirm", data=form).status_code == 401
+    token = login(client)
+    other = "1-0" if b02.result != "1-0" else "0-1"
+    refused = client.post("/arbiter/ladder/confirm", data={**form, "result": other, "csrf": token})
+    assert refused.status_code == 400 and f"now shows {b02.result}" in refused.json()["error"]
+    refused = client.post("/arbiter/ladder/confirm", data={**form, "game": "nope", "csrf": token})
+    assert refused.status_code == 400 and "no game" in refused.json()["error"]
+    assert station.results.rows == {}
+
+
+def test_the_arbiters_own_result_is_rated(setup) -> None:  # type: ignore[no-untyped-def]
+    """A result the arbiter gave (cmd/result, acknowledged by the board) needs no second
+    confirmation."""
+    client, station, hallway = setup
+    b01 = hallway.boards["b01"]
+    b01.tags.update(white={"name": "Ann Lee", "fide_id": None},
+                    black={"name": "Bo Chen", "fide_id": None})
+    hallway.deliver([b01.state()])
+    wait_for(lambda: station.hall.boards["b01"].game.white.name == "Ann Lee",  # type: ignore[union-attr]
+             what="the names")
+    token = login(client)
+    step = client.post("/arbiter/board/b01/result", data={"result": "0-1", "csrf": token}).json()
+    done = client.post("/arbiter/board/b01/result",
+                       data={"result": "0-1", "csrf": token, "confirm": step["token"]})
+    assert done.status_code == 200, done.text
+    wait_for(lambda: station.results.rows, what="the result rated")
+    [row] = station.results.rows.values()
+    assert (row["result"], row["confirmed_by"], row["how"]) == ("0-1", "anna", "command")
+    assert {r["player"]: r["points"] for r in station.results.standings()} == \
+        {"Ann Lee": -10.0, "Bo Chen": 10.0}
 
 
 @pytest.mark.parametrize("path", ["/broadcast/round-%C2%B2/games.pgn",     # "²": a digit to isdigit()

@@ -83,7 +83,9 @@ class Connection:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
+        self.max_packet: int | None = None  # the broker's Maximum Packet Size (its CONNACK)
         self.native_ids: list[int] = []  # the threads that work for this board (CPU figures)
+        self._failing = False  # the attempts since the last connection have all failed
 
     # ------------------------------------------------------------------ running
 
@@ -92,50 +94,80 @@ class Connection:
                                         name=f"mqtt-{self.settings.board_id}")
         self._thread.start()
 
+    def ensure_running(self) -> bool:
+        """Start the connection's thread again if it died (for whatever reason: nothing
+        that reaches it may cut the board off for good); True if it had to."""
+        thread = self._thread
+        if thread is None or thread.is_alive() or self._closing.is_set():
+            return False
+        log.error("the MQTT connection of board %s stopped: started again",
+                  self.settings.board_id)
+        self.start()
+        return True
+
     def _run(self) -> None:
         self.native_ids.append(threading.get_native_id())
         delay = MIN_DELAY
-        failing = False  # the attempts since the last connection have all failed
         while not self._closing.is_set():
-            client = self._new_client()
-            loop = SocketLoop(client)
-            with self._lock:
-                self.generation += 1
-                generation = self.generation
+            try:
+                delay = self._connect_once(delay)
+            except Exception:  # a fault of paho's or ours: a new client, after the delay
+                log.exception("MQTT connection of board %s failed", self.settings.board_id)
+                with self._lock:
+                    self._client = None
+                self._closing.wait(delay)
+                delay = min(delay * 2, MAX_DELAY)
+
+    def _connect_once(self, delay: float) -> float:
+        """One connection, from its attempt to its end; the delay before the next."""
+        client = self._new_client()
+        loop = SocketLoop(client)
+        with self._lock:
+            self.generation += 1
+            generation = self.generation
+        try:
             try:
                 client.connect(self.settings.host, self.settings.port, keepalive=KEEPALIVE,
                                clean_start=False, properties=_session_properties())
             except (OSError, ssl.SSLError, ValueError) as exc:
-                loop.close()
                 self.on_event(Unreachable(_reason(exc)))
                 self._closing.wait(delay)
-                delay = min(delay * 2, MAX_DELAY)
-                continue
+                return min(delay * 2, MAX_DELAY)
             with self._lock:
                 self._client = client
                 closing = self._closing.is_set()
             if closing:  # close() came while this connection was being made
                 client.disconnect()
-            ended = loop.run()  # until this connection ends (close() disconnects it)
+            ended = mqtt.MQTTErrorCode.MQTT_ERR_UNKNOWN
+            try:
+                ended = loop.run()  # until this connection ends (close() disconnects it)
+            finally:  # (also when a callback raised out of paho's loop)
+                with self._lock:
+                    self._client = None
+                sock = client.socket()
+                if sock is not None:
+                    sock.close()
+                if client.user_data_get().get("connected"):
+                    delay = MIN_DELAY
+                    self._failing = False
+                    self.on_event(Disconnected(generation,
+                                               client.user_data_get().get("why", "")))
+                elif not self._closing.is_set() and \
+                        not client.user_data_get().get("refused"):
+                    # the broker took the connection but it ended before the broker's answer
+                    why = mqtt.error_string(ended)
+                    if not self._failing:
+                        log.warning("board %s: the connection to %s ended before the broker "
+                                    "let it in (%s); trying again", self.settings.board_id,
+                                    self.settings.url, why)
+                    self._failing = True
+                    self.on_event(Unreachable(why))
+        finally:
             loop.close()
-            with self._lock:
-                self._client = None
-            if client.user_data_get().get("connected"):
-                delay = MIN_DELAY
-                failing = False
-                self.on_event(Disconnected(generation, client.user_data_get().get("why", "")))
-            elif not self._closing.is_set() and not client.user_data_get().get("refused"):
-                # the broker took the connection but it ended before the broker's answer
-                why = mqtt.error_string(ended)
-                if not failing:
-                    log.warning("board %s: the connection to %s ended before the broker let "
-                                "it in (%s); trying again", self.settings.board_id,
-                                self.settings.url, why)
-                failing = True
-                self.on_event(Unreachable(why))
-            if not self._closing.is_set():
-                self._closing.wait(delay)
-                delay = min(delay * 2, MAX_DELAY)
+        if not self._closing.is_set():
+            self._closing.wait(delay)
+            delay = min(delay * 2, MAX_DELAY)
+        return delay
 
     def _new_client(self) -> mqtt.Client:
         s = self.settings
@@ -153,7 +185,7 @@ class Connection:
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
-        client.on_message = self.on_message
+        client.on_message = self._on_message
         client.on_subscribe = self._on_subscribe
         return client
 
@@ -167,6 +199,7 @@ class Connection:
             self.on_event(Refused(str(reason)))
             return
         userdata["connected"] = True
+        self.max_packet = getattr(properties, "MaximumPacketSize", None)
         for topic in self.subscriptions:
             client.subscribe(topic, qos=1)
         self.on_event(Connected(self.generation, flags.session_present))
@@ -175,6 +208,17 @@ class Connection:
                        flags: mqtt.DisconnectFlags, reason: ReasonCode,
                        properties: Properties | None) -> None:
         userdata["why"] = str(reason)
+
+    def _on_message(self, client: mqtt.Client, userdata: object,
+                    message: mqtt.MQTTMessage) -> None:
+        """A command, handed on; whatever happens to it, it is acknowledged (a QoS 1
+        message never acknowledged comes back at every connection, and again)."""
+        try:
+            self.on_message(client, userdata, message)
+        except Exception:
+            log.exception("board %s: a message on %s could not be handled; acknowledged",
+                          self.settings.board_id, _topic(message))
+            client.ack(message.mid, message.qos)
 
     def _on_publish(self, client: mqtt.Client, userdata: dict[str, object], mid: int,
                     reason: ReasonCode, properties: Properties | None) -> None:
@@ -194,6 +238,12 @@ class Connection:
         with self._lock:
             client = self._client
         if client is None or not client.is_connected():
+            return None
+        limit = self.max_packet
+        if limit is not None and len(payload) + len(topic.encode()) + 16 > limit:
+            # the broker would drop the connection for it (and again at every attempt)
+            log.warning("board %s: %s not published: %d bytes, more than the broker takes "
+                        "(%d)", self.settings.board_id, topic, len(payload), limit)
             return None
         info = client.publish(topic, payload, qos=1, retain=retain)
         if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
@@ -229,6 +279,13 @@ def _session_properties() -> Properties:
     properties = Properties(PacketTypes.CONNECT)
     properties.SessionExpiryInterval = SESSION_EXPIRY
     return properties
+
+
+def _topic(message: mqtt.MQTTMessage) -> str:
+    try:
+        return message.topic
+    except UnicodeDecodeError:
+        return repr(message._topic[:100])
 
 
 def _reason(exc: BaseException) -> str:

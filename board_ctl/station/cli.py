@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import getpass
 import logging
 import sys
@@ -36,8 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a file holding the station's MQTT password")
     parser.add_argument("--ca-file", metavar="FILE", help="CA certificate for mqtts://")
     parser.add_argument("--topic-prefix", default="board-ctl", help="default: board-ctl")
-    parser.add_argument("--client-id", default="board-ctl-station",
-                        help="MQTT client id (the broker keeps its session while away)")
+    parser.add_argument("--client-id",
+                        help="MQTT client id (the broker keeps its session while away; "
+                             "default: the broker user name, which the shipped broker "
+                             "config enforces)")
     parser.add_argument("--event", default="?", help="the Event tag of the broadcast")
     parser.add_argument("--site", default="?", help="the Site tag of the broadcast")
     parser.add_argument("--push-url", metavar="URL",
@@ -103,7 +106,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from board_ctl.station.broadcast import round_pgn
-    from board_ctl.station.link import BrokerAddress, StationLink
+    from board_ctl.station.link import STATION_ID, BrokerAddress, StationLink
     from board_ctl.station.push import Pusher
     from board_ctl.station.station import Station
     from board_ctl.errors import TagError
@@ -132,7 +135,7 @@ def _serve(args: argparse.Namespace) -> int:
         link.publish(topic, payload)
 
     station = Station(data_dir, publish, prefix=args.topic_prefix, event=args.event,
-                      site=args.site)
+                      site=args.site, broker_user=address.username)
     try:  # the journal is closed however the station ends, a bad option included
         if args.pairings:
             try:
@@ -141,7 +144,7 @@ def _serve(args: argparse.Namespace) -> int:
                 raise BoardCtlError(f"--pairings: {exc}") from None
             station.import_pairings("command line", text, args.pairings)
         link = StationLink(address, station.deliver, station.connection, prefix=args.topic_prefix,
-                           client_id=args.client_id,
+                           client_id=args.client_id or address.username or STATION_ID,
                            ca_file=Path(args.ca_file) if args.ca_file else None)
         pusher = None
         if args.push_url:
@@ -157,9 +160,14 @@ def _serve(args: argparse.Namespace) -> int:
             pusher = Pusher(args.push_url, token, round_name,
                             lambda: round_pgn(station.hall, round_name, station.pairings,
                                               station.event, station.site))
+        def start_link(loop: asyncio.AbstractEventLoop) -> None:
+            assert link is not None
+            link.start()
+            link.watch(loop)
+
         app = build_app(station, users, load_secret(data_dir / "session.key"),
                         secure_cookies=args.secure_cookies, pusher=pusher,
-                        on_start=lambda loop: link.start() if link else None,
+                        on_start=start_link,
                         on_stop=lambda: link.stop() if link else None)
         print(f"board-ctl arbiter: http://{host}:{port}/ (arbiters: /arbiter), "
               f"broker {address.host}:{address.port}", file=sys.stderr)

@@ -2,14 +2,17 @@
 
 A persistent session (fixed client id, clean_start off, a session expiry) makes the
 broker keep the moves published while the station was away and hand them over when it
-returns; retained state, status and PGN give it the hall as it is now. The link's own
-thread runs the network (on epoll, board_ctl/mqttloop.py: a station serving a hall's
+returns; retained state, status and PGN give it the hall as it is now. A thread of the
+link's own runs the network (on epoll, board_ctl/mqttloop.py: a station serving a hall's
 browsers holds more descriptors than paho's select() can watch) and reconnects with
 backoff; messages go straight to `on_message`, which must hand them to the station's
-loop at once."""
+loop at once. No message, and no fault, stops that thread for good: a callback's
+exception is logged, and a thread that died anyway is started again by `ensure_running`
+(the station calls it every second)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 import threading
@@ -30,6 +33,7 @@ from board_ctl.station.contract import DEFAULT_PREFIX, subscription
 log = logging.getLogger(__name__)
 SESSION_EXPIRY_S = 7 * 24 * 3600
 MIN_DELAY, MAX_DELAY = 1.0, 15.0  # s between two connection attempts (doubling)
+STATION_ID = "board-ctl-station"  # the client id without a broker user (else: the user)
 
 
 class BrokerError(BoardCtlError, ValueError):
@@ -71,7 +75,7 @@ class StationLink:
 
     def __init__(self, address: BrokerAddress, on_message: Callable[[str, bytes], None],
                  on_connection: Callable[[bool, str], None] | None = None,
-                 prefix: str = DEFAULT_PREFIX, client_id: str = "board-ctl-station",
+                 prefix: str = DEFAULT_PREFIX, client_id: str = STATION_ID,
                  ca_file: Path | None = None) -> None:
         self.address = address
         self.prefix = prefix
@@ -79,6 +83,8 @@ class StationLink:
         self._on_connection_cb = on_connection
         self.connected = threading.Event()
         self.last_error: str | None = None
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
                              protocol=mqtt.MQTTv5)
         if address.username is not None:
@@ -90,8 +96,6 @@ class StationLink:
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         self.client = client
-        self._stopping = threading.Event()
-        self._thread: threading.Thread | None = None
         self._connects = 0
 
     def start(self) -> None:
@@ -102,14 +106,11 @@ class StationLink:
                                       clean_start=False, properties=properties)
         except (OSError, ValueError) as exc:
             raise BrokerError(f"broker {self.address.host}:{self.address.port}: {exc}") from None
-        self._thread = threading.Thread(target=self._run, daemon=True, name="station-mqtt")
-        self._thread.start()
+        self._start_thread()
 
-    def stop(self) -> None:
-        self._stopping.set()
-        self.client.disconnect()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+    def _start_thread(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True, name="mqtt-station")
+        self._thread.start()
 
     def _run(self) -> None:
         """Connect, serve the connection until it ends, wait, again: until stopped. One
@@ -117,27 +118,59 @@ class StationLink:
         when it is back."""
         delay = MIN_DELAY
         while not self._stopping.is_set():
-            loop = SocketLoop(self.client)
-            connects = self._connects
             try:
-                self.client.reconnect()
-            except (OSError, ssl.SSLError, ValueError) as exc:
-                error = f"broker {self.address.host}:{self.address.port}: {exc}"
-                if error != self.last_error:  # (said once, not at every attempt)
-                    log.warning("%s", error)
-                self.last_error = error
-                if self._on_connection_cb:
-                    self._on_connection_cb(False, error)
-            else:
-                if self._stopping.is_set():  # stop() came while connecting
-                    self.client.disconnect()
-                loop.run()  # until the connection ends (stop() disconnects it)
-                if self._connects != connects:
-                    delay = MIN_DELAY
-            finally:
-                loop.close()
-            self._stopping.wait(delay)
-            delay = min(delay * 2, MAX_DELAY)
+                delay = self._connect_once(delay)
+            except Exception:
+                log.exception("the broker connection's loop failed: going on")
+                self._stopping.wait(delay)
+                delay = min(delay * 2, MAX_DELAY)
+
+    def _connect_once(self, delay: float) -> float:
+        """One connection, from its attempt to its end; the delay before the next."""
+        loop = SocketLoop(self.client)
+        connects = self._connects
+        try:
+            self.client.reconnect()
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            error = f"broker {self.address.host}:{self.address.port}: {exc}"
+            if error != self.last_error:  # (said once, not at every attempt)
+                log.warning("%s", error)
+            self.last_error = error
+            if self._on_connection_cb:
+                self._on_connection_cb(False, error)
+        else:
+            if self._stopping.is_set():  # stop() came while connecting
+                self.client.disconnect()
+            loop.run()  # until the connection ends (stop() disconnects it)
+            if self._connects != connects:
+                delay = MIN_DELAY
+        finally:
+            loop.close()
+        self._stopping.wait(delay)
+        return min(delay * 2, MAX_DELAY)
+
+    def ensure_running(self) -> bool:
+        """Start the link's thread again if it died; True if it had to."""
+        thread = self._thread
+        if thread is None or thread.is_alive() or self._stopping.is_set():
+            return False
+        log.error("the broker connection's thread stopped: started again")
+        self._start_thread()
+        return True
+
+    def watch(self, loop: asyncio.AbstractEventLoop, every: float = 1.0) -> None:
+        """Check the thread every `every` s from the station's loop, until stopped."""
+        def check() -> None:
+            if not self._stopping.is_set():
+                self.ensure_running()
+                loop.call_later(every, check)
+        loop.call_later(every, check)
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.client.disconnect()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
 
     def publish(self, topic: str, payload: str) -> None:
         """QoS 1, never retained; paho keeps it and sends it on reconnection when the
@@ -173,4 +206,7 @@ class StationLink:
 
     def _on_message(self, client: mqtt.Client, userdata: object,
                     message: mqtt.MQTTMessage) -> None:
-        self._on_message_cb(message.topic, bytes(message.payload))
+        try:
+            self._on_message_cb(message.topic, bytes(message.payload))
+        except Exception:  # (a topic that is not UTF-8, a loop closing): this one only
+            log.exception("a message from the broker could not be handed on")

@@ -54,19 +54,27 @@ LOGIN_FAILURES = 5          # then the name is locked for LOCK_S
 LOCK_S = 60.0
 FAILURES_KEPT = 1000        # (name, address) pairs remembered before the stale are forgotten
 MAX_UPLOAD = 1_000_000
-CLOCK_TEXT = re.compile(r"(?:(\d+):)?(\d{1,3}):([0-5]\d)(?:\.(\d{1,3}))?|(\d+(?:\.\d{1,3})?)")
+CLOCK_TEXT = re.compile(r"(?:(\d{1,3}):)?(\d{1,3}):([0-5]\d)(?:\.(\d{1,3}))?|"
+                        r"(\d{1,6})(?:\.(\d{1,3}))?", re.ASCII)
+MAX_CLOCK_MS = 100 * 3600 * 1000  # what a board accepts (cmd/clock): more than any control
 
 
 def parse_clock(text: str) -> int:
-    """`1:30:00`, `25:00`, `4:59.5` or plain seconds, as milliseconds."""
+    """`1:30:00`, `25:00`, `4:59.5` or plain seconds, as milliseconds (at most 100 h);
+    ValueError saying what a time looks like. Integers only: no float can overflow."""
     match = CLOCK_TEXT.fullmatch(text.strip())
     if match is None:
-        raise ValueError(f"{text!r} is not a time (h:mm:ss, m:ss or seconds)")
-    hours, minutes, seconds, fraction, plain = match.groups()
+        shown = text if len(text) <= 20 else text[:20] + "..."
+        raise ValueError(f"{shown!r} is not a time (h:mm:ss, m:ss or seconds)")
+    hours, minutes, seconds, fraction, plain, plain_fraction = match.groups()
     if plain is not None:
-        return round(float(plain) * 1000)
-    ms = (int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)) * 1000
-    return ms + (int(fraction.ljust(3, "0")) if fraction else 0)
+        ms = int(plain) * 1000 + (int(plain_fraction.ljust(3, "0")) if plain_fraction else 0)
+    else:
+        ms = (int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)) * 1000
+        ms += int(fraction.ljust(3, "0")) if fraction else 0
+    if ms > MAX_CLOCK_MS:
+        raise ValueError(f"{text.strip()!r} is more than the 100 hours a clock can be set to")
+    return ms
 
 
 @dataclass
@@ -238,8 +246,8 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
 
     async def ladder_page(request: Request) -> Response:
         standings = (ladder or _standings)(station)
-        games = station.hall.finished_games()
-        return page(request, "ladder.html", standings=standings, games=games)
+        return page(request, "ladder.html", standings=standings,
+                    rated=list(station.results.rows.values()), waiting=station.unconfirmed())
 
     # ---- signing in ----------------------------------------------------------------
 
@@ -356,11 +364,14 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
     @login_required
     async def clock(request: Request, session: WebSession) -> Response:
         form = await request.form()
-        try:
-            white = parse_clock(str(form.get("white", "")))
-            black = parse_clock(str(form.get("black", "")))
-        except ValueError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+        times = {}
+        for side in ("white", "black"):
+            try:
+                times[side] = parse_clock(str(form.get(side, "")))
+            except ValueError as exc:  # the field named: the dialog shows it beside both
+                return JSONResponse({"error": f"{side}: {exc}", "field": side},
+                                    status_code=400)
+        white, black = times["white"], times["black"]
         return _done(station.set_clock(session.user, request.path_params["board"],
                                        white, black))
 
@@ -401,6 +412,13 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
             raise CommandError(f"board {board_no[:20]!r} is not a board number")
         station.send_pairing_now(session.user, str(form.get("round", "")), int(board_no))
         return RedirectResponse("/arbiter/pairings", status_code=303)
+
+    @login_required
+    async def confirm_result(request: Request, session: WebSession) -> Response:
+        form = await request.form()
+        station.confirm_result(session.user, str(form.get("board", "")),
+                               str(form.get("game", "")), str(form.get("result", "")))
+        return RedirectResponse("/ladder", status_code=303)
 
     @login_required
     async def journal_page(request: Request, session: WebSession) -> Response:
@@ -449,6 +467,7 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
         Route("/arbiter/pairings", pairings_import, methods=["POST"]),
         Route("/arbiter/pairings/send", pairing_send, methods=["POST"]),
         Route("/arbiter/journal", journal_page),
+        Route("/arbiter/ladder/confirm", confirm_result, methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(static)), name="static"),
     ]
     middleware = [Middleware(SessionMiddleware, secret_key=secret_key,  # type: ignore[arg-type]

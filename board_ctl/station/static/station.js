@@ -309,7 +309,7 @@ function startDetail(section) {
       view.journal.slice().reverse().map((e) => el("tr", {class: e.kind === "reply" && !e.ok ? "refused" : e.kind},
         el("td", {}, fmtTime(e.time)), el("td", {}, e.user || (e.kind === "reply" ? "board" : "")),
         el("td", {}, e.kind === "reply" ? (e.ok ? "done" : `refused: ${e.error}`) : (e.command || e.kind)),
-        el("td", {}, e.payload ? JSON.stringify(e.payload) : "")))));
+        el("td", {}, e.payload ? JSON.stringify(e.payload) : (e.result || ""))))));
     const form = document.getElementById("clock-form");
     if (form && view.clock && !form.dataset.touched) {
       const now = clocksAt(view.clock);
