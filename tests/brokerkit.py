@@ -115,6 +115,14 @@ class Broker:
         return path
 
 
+def bridge_config(second: Broker, password: str) -> str:
+    """The shipped bridge (config/mosquitto/board-ctl-bridge.conf) for the station's
+    broker's config, pulling from `second` as its `bridge` user."""
+    conf = (CONFIG / "board-ctl-bridge.conf").read_text(encoding="utf-8")
+    conf = conf.replace("address SECOND-BROKER:1883", f"address 127.0.0.1:{second.port}")
+    return conf.replace("remote_password BRIDGE-PASSWORD", f"remote_password {password}")
+
+
 @dataclass
 class Received:
     topic: str
