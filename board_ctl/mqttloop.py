@@ -7,7 +7,9 @@ sockets (a station serving a hall's browsers, many boards in one process) gets s
 numbers for its new sockets, and its client then never completes a connection again.
 `SocketLoop` drives the same client with `selectors.DefaultSelector` (no such limit)
 through paho's external-loop API (`loop_read`, `loop_write`, `loop_misc`): one thread
-does every read and write of the socket; other threads' publishes wake it.
+does every read and write of the socket, as with paho's `loop_start` (paho has no lock
+around a write: two threads writing one socket could interleave the bytes of two packets
+when one of them is written in part); other threads' publishes wake it.
 
     loop = SocketLoop(client)          # before connect(): it takes paho's socket callbacks
     client.connect(host, port)         # (or reconnect())
