@@ -2,7 +2,9 @@
 file descriptors: paho's own loops wait with select(), which cannot watch a descriptor
 numbered 1024 or more, and took that for a lost connection without a word, so a board
 with many files open (many boards in one process, as the hall benchmark runs them) never
-connected again after a broker restart. Both now run on board_ctl/mqttloop.py (epoll)."""
+connected again after a broker restart. Both now run on board_ctl/mqttloop.py (epoll).
+And a board's connection and publisher threads are started once each, also when asked
+after while they are being started."""
 
 from __future__ import annotations
 
@@ -155,3 +157,58 @@ def test_the_station_link_reads_the_hall_with_a_socket_numbered_above_1024(
     finally:
         board.disconnect()
         board.loop_stop()
+
+
+def test_a_connection_being_started_is_not_taken_for_a_dead_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The publisher's thread asks the connection whether its thread is running while that
+    thread is being started: a second one started then would knock the first's connection
+    off with the same client id, and back, for ever (seen with 1,000 boards)."""
+    events = Events()
+    settings = resolve("mqtt://127.0.0.1:1", "b1", username="b1")  # (nobody listens)
+    connection = Connection(settings, events, lambda *args: None)
+    real_start = threading.Thread.start
+    asked: list[bool] = []
+    first = [True]
+
+    def start(thread: threading.Thread) -> None:
+        if thread.name == "mqtt-b1" and first[0]:
+            first[0] = False
+            asked.append(connection.ensure_running())  # the publisher's thread, meanwhile
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    connection.start()
+    try:
+        assert asked == [False]
+        assert sum(t.name == "mqtt-b1" for t in threading.enumerate()) == 1
+    finally:
+        connection.close()
+
+
+def test_a_publisher_being_started_is_not_taken_for_a_dead_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same for the publisher's own thread, which the service asks after at every
+    change it shows (from its own thread)."""
+    from board_ctl.archive import Archive
+    from board_ctl.hall.publisher import BoardPublisher
+
+    settings = resolve("mqtt://127.0.0.1:1", "b1", username="b1")
+    publisher = BoardPublisher(settings, Archive(tmp_path / "data"))
+    real_start = threading.Thread.start
+    asked: list[bool] = []
+    first = [True]
+
+    def start(thread: threading.Thread) -> None:
+        if thread.name == "publisher-b1" and first[0]:
+            first[0] = False
+            asked.append(publisher.ensure_running())  # the service's thread, meanwhile
+        real_start(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    publisher.start()
+    try:
+        assert asked == [False]
+        assert sum(t.name == "publisher-b1" for t in threading.enumerate()) == 1
+    finally:
+        publisher.stop(drain=0.0)

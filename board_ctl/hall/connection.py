@@ -90,9 +90,13 @@ class Connection:
     # ------------------------------------------------------------------ running
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"mqtt-{self.settings.board_id}")
-        self._thread.start()
+        thread = threading.Thread(target=self._run, daemon=True,
+                                  name=f"mqtt-{self.settings.board_id}")
+        thread.start()
+        # known once started: ensure_running (from the publisher's thread) takes a thread
+        # not started yet for a dead one, and would start a second, which then knocks
+        # this one's connection off with the same client id, and back, for ever
+        self._thread = thread
 
     def ensure_running(self) -> bool:
         """Start the connection's thread again if it died (for whatever reason: nothing

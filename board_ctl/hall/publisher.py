@@ -154,9 +154,10 @@ class BoardPublisher:
         publishes everything once it is)."""
         self.ledger.load(self.archive)
         self._start_waits = wait > 0
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"publisher-{self.settings.board_id}")
-        self._thread.start()
+        thread = threading.Thread(target=self._run, daemon=True,
+                                  name=f"publisher-{self.settings.board_id}")
+        thread.start()
+        self._thread = thread  # (once started: else ensure_running would start another)
         self.connection.start()
         if wait <= 0:
             return
@@ -292,9 +293,10 @@ class BoardPublisher:
         log.error("the MQTT publisher of board %s stopped: started again",
                   self.settings.board_id)
         self._inbox.append(_REWIND)
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"publisher-{self.settings.board_id}")
-        self._thread.start()
+        thread = threading.Thread(target=self._run, daemon=True,
+                                  name=f"publisher-{self.settings.board_id}")
+        thread.start()
+        self._thread = thread
         return True
 
     def _drained(self) -> bool:
