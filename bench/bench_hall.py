@@ -345,7 +345,7 @@ class Watched:
         self.broker.kill()
 
     def start(self) -> None:
-        self.broker.start()
+        self.broker.start(timeout=120.0)  # (a thousand boards knock at once)
         self.restarted()
 
 

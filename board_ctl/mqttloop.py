@@ -26,7 +26,7 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-TICK = 0.5  # s: the loop looks at its keepalive at least this often
+TICK = 0.5  # s: the loop looks at its keepalive (15 s) at least this often
 
 
 class SocketLoop:
