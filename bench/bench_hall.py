@@ -10,7 +10,10 @@ app served by uvicorn, with a spectator's page following the live feed (/events)
 `board-ctl arbiter` runs them.
 
     nice python bench/bench_hall.py [--boards 100] [--speed 20] [--workers N] [--cut 60]
-                                   [--bridge] [--subscriber station|paho]
+                                   [--plies N] [--bridge] [--subscriber station|paho]
+
+`--plies N` plays each game's first N plies only (about 3 s a ply at real speed: a
+round of 1,000 boards playing whole games runs 15 minutes and more).
 
 Mid-round the broker is killed (-9) and restarted (`--kill-at`, `--kill-for`); with
 --cut S one board is cut from the broker for S seconds (a TCP relay dropped); with
@@ -366,6 +369,23 @@ def truth_of(report: list[dict[str, Any]]) -> list[list[Any]]:
     return alerts
 
 
+def cut_at(game: Any, plies: int) -> Any:
+    """The game's first `plies` moves, unfinished (Result "*") if it had more: a board
+    whose game goes on past the round's end (--plies bounds a round's length)."""
+    import chess.pgn
+
+    moves = list(game.mainline_moves())
+    if len(moves) <= plies:
+        return game
+    board = game.board()
+    for move in moves[:plies]:
+        board.push(move)
+    cut = chess.pgn.Game.from_board(board)
+    cut.headers.update({k: v for k, v in game.headers.items() if k != "Result"})
+    cut.headers["Result"] = "*"
+    return cut
+
+
 def worker_main(conn: Any, job: dict[str, Any]) -> None:
     """One process of boards: render their games, connect them, play the round when told
     (a wall-clock start shared by every worker), report what each board played, close
@@ -384,6 +404,8 @@ def worker_main(conn: Any, job: dict[str, Any]) -> None:
 
     with (GAMES / "stockfish-300.pgn").open(encoding="utf-8") as stream:
         games = [chess.pgn.read_game(stream) for _ in range(min(job["total"], 300))]
+    if job["plies"]:
+        games = [cut_at(game, job["plies"]) for game in games if game is not None]
     specs, log_seconds = [], 0.0
     for n, name, url, password in job["boards"]:
         game = games[n % len(games)]
@@ -501,6 +523,9 @@ def main() -> int:
                              "paho client")
     parser.add_argument("--data", type=Path, help="where the journals go (default /dev/shm)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--plies", type=int, default=0,
+                        help="play each game's first N plies only (0: whole games); bounds "
+                             "the round: about 3 s of play a ply at real speed")
     parser.add_argument("--wait", type=float, default=0.0,
                         help="s to wait after the round for every move (default: 120, or the "
                              "round's length if longer)")
@@ -545,7 +570,7 @@ def main() -> int:
             boards.append((n, names[n], url, users[names[n]]))
         jobs.append({"index": index, "boards": boards, "total": args.boards,
                      "seed": args.seed, "root": str(root / f"boards-{index}"),
-                     "speed": args.speed,
+                     "speed": args.speed, "plies": args.plies,
                      "drain": max(60.0, args.cut + 30.0)})
     subscriber = Subscriber(args.subscriber, brokers[0].port, users["arbiter"],
                             root / "station")
@@ -555,8 +580,9 @@ def main() -> int:
     round_s = log_seconds / args.speed
     where = (f"two brokers bridged (boards on both, the station on the first; the "
              f"{args.kill_broker} killed)" if args.bridge else "one broker")
-    print(f"{args.boards} boards in {workers_n} processes, games of up to {log_seconds:.0f} s "
-          f"played at {args.speed:g}x (~{round_s:.0f} s), into the {args.subscriber} through "
+    capped = f" (each cut at {args.plies} plies)" if args.plies else ""
+    print(f"{args.boards} boards in {workers_n} processes, games of up to {log_seconds:.0f} s"
+          f"{capped} played at {args.speed:g}x (~{round_s:.0f} s), into the {args.subscriber} through "
           f"{where}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; "
           f"journals in {root}", flush=True)
 
