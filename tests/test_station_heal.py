@@ -220,3 +220,38 @@ def test_the_station_asks_the_board_for_a_game_as_its_own_user(tmp_path: Path) -
         station.receive(m.topic, m.payload)
     assert not station.board_detail("b01", arbiter=False)["catching_up"]  # type: ignore[index]
     station.close()
+
+
+@pytest.mark.parametrize("board_sends_it_again", [False, True])
+def test_a_game_filled_from_the_pgn_is_asked_for_again_for_the_alerts_lost_with_its_moves(
+        board_sends_it_again: bool) -> None:
+    """A stretch of a game lost on the way (a broker killed before it passed it on): two
+    moves, and an alert raised and cleared between them. The PGN fills the moves, not the
+    alert: the station asks the board for the game once, and then has its alert history
+    whole. A board that publishes those moves again itself (it reconnected) is not asked."""
+    board = board_of(8)
+    played = board.start()
+    for _ in range(10):
+        played += board.play()
+    lost = board.raise_alert("illegal-move", "white", ["e4"], "put the piece back")
+    lost += board.clear_alert("illegal-move")
+    lost += board.play() + board.play()
+    came = board.play()
+    hall = Hall()
+    feed(hall, played)
+    feed(hall, came, NOW + 500)
+    now = NOW + 500 + PGN_PARSE_EVERY_MS
+    healing = hall.heal(now)  # (the PGN read at most once a second)
+    assert healing.filled == ["b01"] and healing.resend == []
+    game = hall.boards["b01"].game
+    assert game is not None and not game.catching_up  # the moves, from the PGN
+    assert [m.san for m in game.known_moves()] == board.sans and game.alerts == []
+    again = played + lost + came  # the game published again, by the board or when asked
+    if board_sends_it_again:
+        feed(hall, again, now + 1_000)
+        assert hall.heal(now + RESEND_AFTER_MS).resend == []
+    else:
+        assert hall.heal(now + RESEND_AFTER_MS).resend == [("b01", board.game)]
+        feed(hall, again, now + RESEND_AFTER_MS + 1_000)
+    assert [(a.code, a.open) for a in game.alerts] == [("illegal-move", False)]
+    assert hall.heal(now + 100 * RESEND_AFTER_MS).resend == []  # asked once

@@ -159,6 +159,10 @@ class Game:
     clock_history: list[ClockEntry] = field(default_factory=list)
     left: bool = False             # the board has gone on to a newer game
     heal: Heal = field(default_factory=lambda: Heal())
+    # Plies taken from the board's PGN, not from their move messages: the alerts and
+    # clears published between those moves may have been lost with them (the PGN has
+    # none), so the game is asked for again, unless those moves' messages come after all.
+    filled_plies: set[int] = field(default_factory=set)
 
     def open_alerts(self) -> list[AlertEntry]:
         return [alert for alert in self.alerts if alert.open]
@@ -567,6 +571,7 @@ class Hall:
         known = game.moves.get(ply)
         if known is not None:
             self.duplicates += 1
+            game.filled_plies.discard(ply)  # its message came after all
             if known.uci != move.uci:
                 log.warning("%s game %s ply %d: %s after %s, kept the first",
                             board.board, game.game, ply, move.uci, known.uci)
@@ -645,6 +650,7 @@ class Hall:
         for move in found[:game.ply]:
             if move.ply not in game.moves:
                 game.moves[move.ply] = move
+                game.filled_plies.add(move.ply)
                 added += 1
         if added:
             game.clock_history = []
@@ -656,14 +662,15 @@ class Hall:
         """The games catching up: filled from their board's retained PGN where it can
         (the boards changed), and those the station should ask their board to publish
         again now: online boards only, first after RESEND_AFTER_MS, then less and less
-        often; at most RESEND_AT_ONCE."""
+        often; at most RESEND_AT_ONCE. A game filled from the PGN is asked for once
+        (its alerts and clears), unless its board sends those moves again meanwhile."""
         healing = Healing()
         for board in self.boards.values():
             if board.game is not None and board.game.catching_up and \
                     self._fill_from_pgn(board, now_ms):
                 healing.filled.append(board.board)
             for game in board.games.values():
-                if not game.catching_up:
+                if not game.catching_up and not game.filled_plies:
                     if game.heal.since_ms is not None:
                         game.heal = Heal()
                     continue
@@ -671,6 +678,7 @@ class Hall:
                 if due and board.status == "online" and len(healing.resend) < RESEND_AT_ONCE:
                     game.heal.asked_ms = now_ms
                     game.heal.asked += 1
+                    game.filled_plies.clear()
                     healing.resend.append((board.board, game.game))
         return healing
 
