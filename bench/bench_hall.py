@@ -125,6 +125,9 @@ def station_runner(args: argparse.Namespace) -> int:
         if word == "count":
             return sum(len(g.known_moves()) for b in station.hall.boards.values()
                        for g in b.games.values())
+        if word == "alerts":
+            return sum(len(g.alerts) for b in station.hall.boards.values()
+                       for g in b.games.values())
         if word == "mark":
             mark[:] = [time.process_time(), time.perf_counter()]
             return "marked"
@@ -643,7 +646,13 @@ def main() -> int:
         timer.join()
     wait = args.wait or max(120.0, round_s, args.cut + 60.0)
     deadline = time.time() + wait
-    while time.time() < deadline and subscriber.ask("count") < total:
+    raised = sum(len(a) for a in alerts_expected.values())
+
+    def all_in() -> bool:  # every move, and at the station every alert (a resend's come last)
+        return subscriber.ask("count") >= total and (
+            args.subscriber != "station" or subscriber.ask("alerts") >= raised)
+
+    while time.time() < deadline and not all_in():
         time.sleep(0.5)
     complete_after = time.time() - start_at
     summary = subscriber.ask("report")
@@ -696,7 +705,6 @@ def main() -> int:
           f"{len(unknown_games)}; payloads refused: {summary['rejected']}")
     alerts_ok = True
     if args.subscriber == "station":
-        raised = sum(len(a) for a in alerts_expected.values())
         same = sum(1 for k, a in alerts_expected.items() if shown.get(k, {}).get("alerts") == a)
         alerts_ok = same == len(alerts_expected)
         bad = {k: (shown.get(k, {}).get("alerts"), a) for k, a in alerts_expected.items()
@@ -711,7 +719,8 @@ def main() -> int:
           f"{percentile(calm, 0.5):.0f} ms, p99 {percentile(calm, 0.99):.0f} ms, max "
           f"{percentile(calm, 1.0):.0f} ms ({len(calm)} moves)")
     print(f"round: played in {played_wall:.1f} s (the logs' {round_s:.1f} s at {args.speed:g}x); "
-          f"every move at the {args.subscriber} {complete_after:.1f} s after the start")
+          f"every move{' and alert' if args.subscriber == 'station' else ''} at the "
+          f"{args.subscriber} {complete_after:.1f} s after the start")
     print(f"{args.subscriber}: CPU {station_round_cpu:.1f} s over the round's {played_wall:.1f} s "
           f"({100 * station_round_cpu / played_wall:.1f} % of one core), {station_cpu:.1f} s "
           f"until every move was in ({100 * station_cpu / complete_after:.1f} %); peak memory "
