@@ -12,6 +12,10 @@ app served by uvicorn, with a spectator's page following the live feed (/events)
     nice python bench/bench_hall.py [--boards 100] [--speed 20] [--workers N] [--cut 60]
                                    [--plies N] [--bridge] [--subscriber station|paho]
 
+The boards' processes run in the idle scheduling class (SCHED_IDLE; `--no-idle`: not):
+in a hall each board is a Pi of its own and the broker and the station have their
+machine; here a thousand boards' threads at their priority left the broker almost no CPU.
+
 `--plies N` plays each game's first N plies only (about 3 s a ply at real speed: a
 round of 1,000 boards playing whole games runs 15 minutes and more).
 
@@ -400,6 +404,8 @@ def worker_main(conn: Any, job: dict[str, Any]) -> None:
 
     sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
     logging.basicConfig(level=logging.ERROR, format=f"boards {job['index']}: %(message)s")
+    if job["idle"]:  # (before any thread: each board's threads inherit it)
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     from board_ctl.hall.replayhall import HallBoardSpec, ReplayHall
     from board_ctl.sensorlog import read_sensor_log
     from board_ctl.simulate import NoEligiblePly, render_game, render_violation
@@ -526,6 +532,9 @@ def main() -> int:
                              "paho client")
     parser.add_argument("--data", type=Path, help="where the journals go (default /dev/shm)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--no-idle", action="store_true",
+                        help="the boards' processes at the bench's own priority, not "
+                             "SCHED_IDLE")
     parser.add_argument("--plies", type=int, default=0,
                         help="play each game's first N plies only (0: whole games); bounds "
                              "the round: about 3 s of play a ply at real speed")
@@ -573,7 +582,7 @@ def main() -> int:
             boards.append((n, names[n], url, users[names[n]]))
         jobs.append({"index": index, "boards": boards, "total": args.boards,
                      "seed": args.seed, "root": str(root / f"boards-{index}"),
-                     "speed": args.speed, "plies": args.plies,
+                     "speed": args.speed, "plies": args.plies, "idle": not args.no_idle,
                      "drain": max(60.0, args.cut + 30.0)})
     subscriber = Subscriber(args.subscriber, brokers[0].port, users["arbiter"],
                             root / "station")

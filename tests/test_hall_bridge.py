@@ -12,6 +12,7 @@ import asyncio
 import io
 import threading
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -72,10 +73,19 @@ class LiveStation:
 @pytest.mark.slow
 def test_a_hall_on_two_bridged_brokers_survives_the_station_brokers_kill(
         tmp_path: Path) -> None:
-    second = Broker(tmp_path / "second", USERS).start()
-    first = Broker(tmp_path / "first", USERS, autosave=30,
-                   extra=bridge_config(second, USERS["bridge"])).start()
-    station = LiveStation(first, tmp_path / "station")
+    with ExitStack() as started:  # (whatever fails, nothing it started is left running)
+        second = Broker(tmp_path / "second", USERS).start()
+        started.callback(second.stop)
+        first = Broker(tmp_path / "first", USERS, autosave=30,
+                       extra=bridge_config(second, USERS["bridge"])).start()
+        started.callback(first.stop)
+        station = LiveStation(first, tmp_path / "station")
+        started.callback(station.close)
+        _play_through_the_kill(tmp_path, first, second, station)
+
+
+def _play_through_the_kill(tmp_path: Path, first: Broker, second: Broker,
+                           station: LiveStation) -> None:
     specs = []
     for n, board in enumerate(BOARDS):
         game = render("stockfish-300.pgn", 20 + n, seed=n, plies=(0, 40))
@@ -111,6 +121,3 @@ def test_a_hall_on_two_bridged_brokers_survives_the_station_brokers_kill(
         assert reply and reply[0]["ok"] is True
     finally:
         hall.close()
-        station.close()
-        first.stop()
-        second.stop()
