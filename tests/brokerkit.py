@@ -45,9 +45,11 @@ def free_port() -> int:
 
 class Broker:
     """Mosquitto with the shipped config: no anonymous users, a password file, the ACL,
-    persistence (saved every `autosave` s)."""
+    persistence (saved every `autosave` s); `extra`: config lines after the shipped ones
+    (for one, a smaller `max_queued_messages`)."""
 
-    def __init__(self, directory: Path, users: dict[str, str], autosave: int = 1) -> None:
+    def __init__(self, directory: Path, users: dict[str, str], autosave: int = 1,
+                 extra: str = "") -> None:
         self.binary = mosquitto_path()
         self.dir = directory
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -66,7 +68,7 @@ class Broker:
         conf = conf.replace("/run/mosquitto/mosquitto.pid", f"{self.dir}/mosquitto.pid")
         conf = conf.replace("/var/log/mosquitto/mosquitto.log", f"{self.dir}/mosquitto.log")
         conf = conf.replace("autosave_interval 30", f"autosave_interval {autosave}")
-        conf += "\nlog_type all\n"
+        conf += "\nlog_type all\n" + extra
         if os.geteuid() == 0:  # (as root it would become `mosquitto`, who cannot read tmp)
             conf += "user root\n"
         self.conf = self.dir / "mosquitto.conf"
@@ -111,6 +113,14 @@ class Broker:
         path.write_text(self.users[user] + "\n", encoding="utf-8")
         os.chmod(path, 0o600)
         return path
+
+
+def bridge_config(second: Broker, password: str) -> str:
+    """The shipped bridge (config/mosquitto/board-ctl-bridge.conf) for the station's
+    broker's config, pulling from `second` as its `bridge` user."""
+    conf = (CONFIG / "board-ctl-bridge.conf").read_text(encoding="utf-8")
+    conf = conf.replace("address SECOND-BROKER:1883", f"address 127.0.0.1:{second.port}")
+    return conf.replace("remote_password BRIDGE-PASSWORD", f"remote_password {password}")
 
 
 @dataclass

@@ -14,6 +14,7 @@ import json
 import logging
 import math
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-VERBS = ("ack", "result", "players", "new-game", "clock")
+VERBS = ("ack", "result", "players", "new-game", "clock", "resend")
 MAX_COMMAND = 16 * 1024  # bytes: a players command with every text at its longest fits
 MAX_ID = 64
 MAX_TEXT = 200
@@ -234,9 +235,20 @@ def _new_game(data: dict[str, Any]) -> dict[str, Any]:
     return {"fen": board.fen()}
 
 
+def _resend(data: dict[str, Any]) -> dict[str, Any]:
+    """Publish a game again from its journal (the publisher does it, not the service):
+    `game` is required, any game of the board's archive."""
+    game = data.get("game")
+    if not isinstance(game, str) or not GAME_ID.fullmatch(game):
+        raise CommandError(f"'game' must be the id of a game of the board, not {game!r}")
+    return {}
+
+
+GAME_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,63}")  # an archive folder's name
+
 _CHECKS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     "ack": _ack, "result": _result, "players": _players, "new-game": _new_game,
-    "clock": _clock,
+    "clock": _clock, "resend": _resend,
 }
 
 

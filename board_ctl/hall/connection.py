@@ -1,5 +1,6 @@
 """The board's connection to the broker: paho-mqtt 2.x (callback API version 2, MQTT 5),
-on a thread of its own, reconnecting with backoff until closed.
+on a thread of its own (its network loop on epoll: board_ctl/mqttloop.py), reconnecting
+with backoff until closed.
 
 Each attempt uses a fresh client, so a reconnection starts with nothing queued from the
 last one: the publisher decides what is sent again, from the journal, in order. The
@@ -23,6 +24,7 @@ from paho.mqtt.properties import Properties
 from paho.mqtt.reasoncodes import ReasonCode
 
 from board_ctl.hall.settings import SESSION_EXPIRY, MqttSettings
+from board_ctl.mqttloop import SocketLoop
 
 log = logging.getLogger(__name__)
 
@@ -83,13 +85,18 @@ class Connection:
         self._thread: threading.Thread | None = None
         self.max_packet: int | None = None  # the broker's Maximum Packet Size (its CONNACK)
         self.native_ids: list[int] = []  # the threads that work for this board (CPU figures)
+        self._failing = False  # the attempts since the last connection have all failed
 
     # ------------------------------------------------------------------ running
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"mqtt-{self.settings.board_id}")
-        self._thread.start()
+        thread = threading.Thread(target=self._run, daemon=True,
+                                  name=f"mqtt-{self.settings.board_id}")
+        thread.start()
+        # known once started: ensure_running (from the publisher's thread) takes a thread
+        # not started yet for a dead one, and would start a second, which then knocks
+        # this one's connection off with the same client id, and back, for ever
+        self._thread = thread
 
     def ensure_running(self) -> bool:
         """Start the connection's thread again if it died (for whatever reason: nothing
@@ -118,29 +125,49 @@ class Connection:
     def _connect_once(self, delay: float) -> float:
         """One connection, from its attempt to its end; the delay before the next."""
         client = self._new_client()
+        loop = SocketLoop(client)
         with self._lock:
             self.generation += 1
             generation = self.generation
         try:
-            client.connect(self.settings.host, self.settings.port, keepalive=KEEPALIVE,
-                           clean_start=False, properties=_session_properties())
-        except (OSError, ssl.SSLError, ValueError) as exc:
-            self.on_event(Unreachable(_reason(exc)))
-            self._closing.wait(delay)
-            return min(delay * 2, MAX_DELAY)
-        with self._lock:
-            self._client = client
-        try:
-            client.loop_forever(timeout=0.5)  # until this connection ends
-        finally:  # (also when a callback raised out of paho's loop)
+            try:
+                client.connect(self.settings.host, self.settings.port, keepalive=KEEPALIVE,
+                               clean_start=False, properties=_session_properties())
+            except (OSError, ssl.SSLError, ValueError) as exc:
+                self.on_event(Unreachable(_reason(exc)))
+                self._closing.wait(delay)
+                return min(delay * 2, MAX_DELAY)
             with self._lock:
-                self._client = None
-            sock = client.socket()
-            if sock is not None:
-                sock.close()
-            if client.user_data_get().get("connected"):
-                delay = MIN_DELAY
-                self.on_event(Disconnected(generation, client.user_data_get().get("why", "")))
+                self._client = client
+                closing = self._closing.is_set()
+            if closing:  # close() came while this connection was being made
+                client.disconnect()
+            ended = mqtt.MQTTErrorCode.MQTT_ERR_UNKNOWN
+            try:
+                ended = loop.run()  # until this connection ends (close() disconnects it)
+            finally:  # (also when a callback raised out of paho's loop)
+                with self._lock:
+                    self._client = None
+                sock = client.socket()
+                if sock is not None:
+                    sock.close()
+                if client.user_data_get().get("connected"):
+                    delay = MIN_DELAY
+                    self._failing = False
+                    self.on_event(Disconnected(generation,
+                                               client.user_data_get().get("why", "")))
+                elif not self._closing.is_set() and \
+                        not client.user_data_get().get("refused"):
+                    # the broker took the connection but it ended before the broker's answer
+                    why = mqtt.error_string(ended)
+                    if not self._failing:
+                        log.warning("board %s: the connection to %s ended before the broker "
+                                    "let it in (%s); trying again", self.settings.board_id,
+                                    self.settings.url, why)
+                    self._failing = True
+                    self.on_event(Unreachable(why))
+        finally:
+            loop.close()
         if not self._closing.is_set():
             self._closing.wait(delay)
             delay = min(delay * 2, MAX_DELAY)
@@ -172,6 +199,7 @@ class Connection:
                     flags: mqtt.ConnectFlags, reason: ReasonCode,
                     properties: Properties | None) -> None:
         if reason.is_failure:
+            userdata["refused"] = True  # (said by the publisher)
             self.on_event(Refused(str(reason)))
             return
         userdata["connected"] = True

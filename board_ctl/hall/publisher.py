@@ -11,7 +11,9 @@ what it had acknowledged, or a board away for minutes, gets everything again, in
 subscribers drop what they have by (game, ply).
 
 Commands arrive on the connection's thread, are checked there (commands.py), put on the
-service's queue, and answered (and acknowledged to the broker) once done.
+service's queue, and answered (and acknowledged to the broker) once done. `cmd/resend`
+(the station has not all of a game) is the publisher's own: that game is published again
+from its journal's start, in the room the games being published leave in the window.
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ POLL = 0.25  # s: the publisher's thread wakes at least this often
 PGN_EVERY = 1.0  # s between two PGNs of a game being played (its end is published at once)
 SAVE_EVERY = 0.5  # s between two writes of the progress file
 DRAIN = 5.0  # s the publisher may take at the service's end to send what is left
+RESENDS = 8  # games waiting to be published again (cmd/resend), at most
 
 
 class MqttError(BoardCtlError, ConnectionError):
@@ -113,6 +116,8 @@ class BoardPublisher:
         self._at_end = True  # the latest game's journal is read to its end
         self._retry_at = 0.0  # after a message the connection would not take
         self._saved: Place | None = self._window.done
+        self._resends: deque[str] = deque()  # games the station asked for again
+        self._again: tuple[GameModel, JournalTail] | None = None  # the one being sent
         self._saved_at = 0.0
         self.stats = {"published": 0, "acked": 0, "connections": 0, "commands": 0}
         self.native_ids: list[int] = self.connection.native_ids  # its threads (CPU figures)
@@ -149,9 +154,10 @@ class BoardPublisher:
         publishes everything once it is)."""
         self.ledger.load(self.archive)
         self._start_waits = wait > 0
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"publisher-{self.settings.board_id}")
-        self._thread.start()
+        thread = threading.Thread(target=self._run, daemon=True,
+                                  name=f"publisher-{self.settings.board_id}")
+        thread.start()
+        self._thread = thread  # (once started: else ensure_running would start another)
         self.connection.start()
         if wait <= 0:
             return
@@ -225,6 +231,10 @@ class BoardPublisher:
                 int(self._wall() * 1000)), client, message.mid))
             self._wake.set()
             return
+        if order.verb == "resend":  # the publisher's own: no change to any game
+            self._inbox.append(("resend", order, client, message.mid))
+            self._wake.set()
+            return
         service = self._service
         if service is None:
             client.ack(message.mid, message.qos)
@@ -283,9 +293,10 @@ class BoardPublisher:
         log.error("the MQTT publisher of board %s stopped: started again",
                   self.settings.board_id)
         self._inbox.append(_REWIND)
-        self._thread = threading.Thread(target=self._run, daemon=True,
-                                        name=f"publisher-{self.settings.board_id}")
-        self._thread.start()
+        thread = threading.Thread(target=self._run, daemon=True,
+                                  name=f"publisher-{self.settings.board_id}")
+        thread.start()
+        self._thread = thread
         return True
 
     def _drained(self) -> bool:
@@ -317,6 +328,25 @@ class BoardPublisher:
                 _, payload, client, mid = item
                 self._publish("reply", payload)
                 self.connection.ack(client, mid)
+            elif isinstance(item, tuple) and item[0] == "resend":
+                _, order, client, mid = item
+                error = self._resend(order.game)
+                self._publish("reply", payloads.reply_payload(
+                    self.settings.board_id, order.id, error is None, error,
+                    order.game if error is None else None, int(self._wall() * 1000)))
+                self.connection.ack(client, mid)
+
+    def _resend(self, game: str) -> str | None:
+        """Queue `game` to be published again; why not, or None."""
+        if not (self.archive.games_dir / game / JOURNAL).is_file():
+            return f"no game {game} in this board's archive"
+        busy = [model.game_id for model, _ in ([self._again] if self._again else [])]
+        if game in self._resends or game in busy:
+            return None  # (asked already: sent once)
+        if len(self._resends) >= RESENDS:
+            return f"{len(self._resends)} games are being published again already: ask later"
+        self._resends.append(game)
+        return None
 
     def _on_connected(self, event: Connected) -> None:
         self._generation = event.generation
@@ -328,7 +358,13 @@ class BoardPublisher:
         self._rewind()
 
     def _rewind(self) -> None:
-        """Back to the start of the first game not wholly acknowledged."""
+        """Back to the start of the first game not wholly acknowledged (a game being sent
+        again goes back to the head of its queue)."""
+        if self._again is not None:
+            model, tail = self._again
+            tail.close()
+            self._resends.appendleft(model.game_id)
+            self._again = None
         self._window.reset()
         if self._tail is not None:
             self._tail.close()
@@ -398,10 +434,38 @@ class BoardPublisher:
             self._tail, self._model = None, None
         if not self._games:
             self._publish_state(force_pgn=force_pgn)
+        self._pump_again()
 
-    def _take(self, line: int, record: dict[str, Any]) -> bool:
+    def _pump_again(self) -> None:
+        """The games the station asked for again (cmd/resend), each from its journal's
+        start, in the window's room; a game the board has left ends with its state (not
+        retained: the retained state stays the current game's, published again after)."""
+        while self._window.waiting < self.window_size:
+            if self._again is None:
+                if not self._resends:
+                    return
+                game = self._resends.popleft()
+                self._again = (GameModel(game),
+                               JournalTail(self.archive.games_dir / game / JOURNAL))
+            model, tail = self._again
+            records = tail.read(self.window_size - self._window.waiting)
+            for line, record in records:
+                if not self._take(line, record, model):
+                    self._stalled()
+                    return
+            if records:
+                continue
+            tail.close()
+            self._again = None
+            live = self._live.game_id if self._live is not None else None
+            if model.game_id != live:
+                self._publish("state", payloads.state_payload(
+                    self.settings.board_id, model, None, int(self._wall() * 1000)))
+            self._state_sig = None  # the current game's state again, after this one
+
+    def _take(self, line: int, record: dict[str, Any], model: GameModel | None = None) -> bool:
         """Publish what a journal line holds; False if the connection did not take it."""
-        model = self._model
+        model = model or self._model
         assert model is not None
         effect = model.take(record)
         now = int(self._wall() * 1000)

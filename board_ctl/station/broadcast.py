@@ -4,7 +4,9 @@ polls it (`games.pgn`) or takes it pushed.
 Games come in board order and a board's place never changes while the round is on (a
 poller matches games by position): a pairing with no game yet is there with its tags
 and no moves. Every move carries `[%clk h:mm:ss]` when the game is timed, `Result "*"`
-stays until the board (or the arbiter) has a result."""
+stays until the board (or the arbiter) has a result, and while the station is still
+catching up on the game's moves (a poller must never take an incomplete game for a
+finished one)."""
 
 from __future__ import annotations
 
@@ -76,7 +78,7 @@ def entry_pgn(entry: Entry, round_name: str, event: str, site: str) -> chess.pgn
     headers["Round"] = f"{round_name}.{entry.board_no}"
     headers["White"] = white
     headers["Black"] = black
-    headers["Result"] = game.result if game else "*"
+    headers["Result"] = game.result if game and not game.catching_up else "*"
     if white_id:
         headers["WhiteFideId"] = white_id
     if black_id:
@@ -123,7 +125,9 @@ def _entry_text(hall: Hall, entry: Entry, round_name: str, event: str, site: str
     if game is not None:
         key = (round_name, entry.board_no, entry.pairing, event, site, game.event, game.site,
                game.white, game.black, game.result, game.start_fen,
-               game.first_time_ms or game.first_seen_ms, len(game.known_moves()))
+               game.first_time_ms or game.first_seen_ms,
+               # what the moves shown and whether it is complete are made of, in O(1)
+               len(game.moves), game.ply, game.left, game.phase)
         held = _rendered.setdefault(hall, {}).get((game.board, game.game))
         if held is not None and held[0] == key:
             return held[1]

@@ -18,7 +18,7 @@ from board_ctl.words import count
 DEFAULT_PREFIX = "board-ctl"
 BOARD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 BOARD_TOPICS = frozenset({"status", "state", "move", "alert", "clear", "pgn", "reply"})
-COMMANDS = frozenset({"ack", "result", "players", "new-game", "clock"})
+COMMANDS = frozenset({"ack", "result", "players", "new-game", "clock", "resend"})
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 SIDES = ("white", "black")
 MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31 23:59:59.999 UTC, the last a date can show

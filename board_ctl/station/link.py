@@ -3,10 +3,12 @@
 A persistent session (fixed client id, clean_start off, a session expiry) makes the
 broker keep the moves published while the station was away and hand them over when it
 returns; retained state, status and PGN give it the hall as it is now. A thread of the
-link's own runs paho's loop (which reconnects with backoff); messages go straight to
-`on_message`, which must hand them to the station's loop at once. No message, and no
-fault, stops that thread for good: a callback's exception is logged, and a thread that
-died anyway is started again by `ensure_running` (the station calls it every second)."""
+link's own runs the network (on epoll, board_ctl/mqttloop.py: a station serving a hall's
+browsers holds more descriptors than paho's select() can watch) and reconnects with
+backoff; messages go straight to `on_message`, which must hand them to the station's
+loop at once. No message, and no fault, stops that thread for good: a callback's
+exception is logged, and a thread that died anyway is started again by `ensure_running`
+(the station calls it every second)."""
 
 from __future__ import annotations
 
@@ -25,10 +27,12 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from board_ctl.errors import BoardCtlError
+from board_ctl.mqttloop import SocketLoop
 from board_ctl.station.contract import DEFAULT_PREFIX, subscription
 
 log = logging.getLogger(__name__)
 SESSION_EXPIRY_S = 7 * 24 * 3600
+MIN_DELAY, MAX_DELAY = 1.0, 15.0  # s between two connection attempts (doubling)
 STATION_ID = "board-ctl-station"  # the client id without a broker user (else: the user)
 
 
@@ -88,11 +92,11 @@ class StationLink:
         if address.tls:
             client.tls_set(ca_certs=str(ca_file) if ca_file else None,
                            tls_version=ssl.PROTOCOL_TLS_CLIENT)
-        client.reconnect_delay_set(min_delay=1, max_delay=15)
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_message = self._on_message
         self.client = client
+        self._connects = 0
 
     def start(self) -> None:
         properties = Properties(PacketTypes.CONNECT)
@@ -109,13 +113,41 @@ class StationLink:
         self._thread.start()
 
     def _run(self) -> None:
+        """Connect, serve the connection until it ends, wait, again: until stopped. One
+        client throughout, so what `publish` queued while the broker was away is sent
+        when it is back."""
+        delay = MIN_DELAY
         while not self._stopping.is_set():
             try:
-                self.client.loop_forever(retry_first_connection=True)
+                delay = self._connect_once(delay)
             except Exception:
                 log.exception("the broker connection's loop failed: going on")
-            if not self._stopping.is_set():
-                self._stopping.wait(1.0)
+                self._stopping.wait(delay)
+                delay = min(delay * 2, MAX_DELAY)
+
+    def _connect_once(self, delay: float) -> float:
+        """One connection, from its attempt to its end; the delay before the next."""
+        loop = SocketLoop(self.client)
+        connects = self._connects
+        try:
+            self.client.reconnect()
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            error = f"broker {self.address.host}:{self.address.port}: {exc}"
+            if error != self.last_error:  # (said once, not at every attempt)
+                log.warning("%s", error)
+            self.last_error = error
+            if self._on_connection_cb:
+                self._on_connection_cb(False, error)
+        else:
+            if self._stopping.is_set():  # stop() came while connecting
+                self.client.disconnect()
+            loop.run()  # until the connection ends (stop() disconnects it)
+            if self._connects != connects:
+                delay = MIN_DELAY
+        finally:
+            loop.close()
+        self._stopping.wait(delay)
+        return min(delay * 2, MAX_DELAY)
 
     def ensure_running(self) -> bool:
         """Start the link's thread again if it died; True if it had to."""
@@ -147,7 +179,7 @@ class StationLink:
         if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
             raise BrokerError(f"cannot publish to {topic}: {mqtt.error_string(info.rc)}")
 
-    # paho's thread ------------------------------------------------------------------
+    # the link's thread ---------------------------------------------------------------
 
     def _on_connect(self, client: mqtt.Client, userdata: object, flags: object,
                     reason_code: object, properties: object) -> None:
@@ -158,6 +190,7 @@ class StationLink:
                 self._on_connection_cb(False, self.last_error)
             return
         client.subscribe(subscription(self.prefix), qos=1)
+        self._connects += 1
         self.last_error = None
         self.connected.set()
         log.info("connected to %s:%d", self.address.host, self.address.port)

@@ -6,6 +6,15 @@ come twice (a board republishes after a reconnection), late (a board that was cu
 publishes what it missed, in order, when it returns) or retained (the broker hands the
 last state, status and PGN to a station that subscribes mid-round): everything is keyed
 by (board, game) and a move by its ply, so none of that changes what is shown.
+
+Messages may also never come (a broker killed before it passed on what it had
+acknowledged, a station whose queue overflowed while it was away). A game whose moves
+the station does not have up to the ply its board's state gives, or that its board left
+without the station seeing it end, is *catching up*: the pages and the broadcast say so
+and never show it complete. It is healed from the board's retained PGN (its current
+game: parsed once a PGN, at most once every PGN_PARSE_EVERY_MS a board), or else the
+board is asked to publish the game again from its journal (`heal`: a command the
+station sends, at most RESEND_AT_ONCE at a time, each game less and less often).
 """
 
 from __future__ import annotations
@@ -51,8 +60,11 @@ log = logging.getLogger(__name__)
 MAX_GAMES_PER_BOARD = 64
 MAX_ALERTS_PER_GAME = 500   # alerts in a game's history (and twice that many seqs)
 MAX_OPEN_ALERTS = 32        # in one state
-NOT_BOARDS = ("arbiter", "observer")  # the shipped ACL's other users (docs/mqtt.md)
+NOT_BOARDS = ("arbiter", "observer", "bridge")  # the shipped ACL's other users
 PGN_PARSE_EVERY_MS = 1000   # a board's retained PGN is read at most this often
+RESEND_AFTER_MS = 5_000       # a gap the board's own publishing has not filled by then
+RESEND_BACKOFF_MAX_MS = 300_000  # the longest wait between two requests for one game
+RESEND_AT_ONCE = 16           # requests a call to `heal` returns at most
 
 
 @dataclass(frozen=True)
@@ -147,6 +159,12 @@ class Game:
     seqs: set[int] = field(default_factory=set)  # the alerts' and clears' seq seen
     alerts: list[AlertEntry] = field(default_factory=list)
     clock_history: list[ClockEntry] = field(default_factory=list)
+    left: bool = False             # the board has gone on to a newer game
+    heal: Heal = field(default_factory=lambda: Heal())
+    # Plies taken from the board's PGN, not from their move messages: the alerts and
+    # clears published between those moves may have been lost with them (the PGN has
+    # none), so the game is asked for again, unless those moves' messages come after all.
+    filled_plies: set[int] = field(default_factory=set)
 
     def open_alerts(self) -> list[AlertEntry]:
         return [alert for alert in self.alerts if alert.open]
@@ -163,6 +181,37 @@ class Game:
     @property
     def finished(self) -> bool:
         return self.result in RESULTS
+
+    @property
+    def expected_plies(self) -> int:
+        """The plies the board has played, as far as the station knows: its state's count,
+        or more when a move came after it."""
+        return max(self.ply, max(self.moves, default=0))
+
+    @property
+    def missing(self) -> int:
+        """Moves the board played that the station does not have (from the first gap)."""
+        return self.expected_plies - len(self.known_moves())
+
+    @property
+    def catching_up(self) -> bool:
+        """Not all of the game is here yet: moves are missing, or the board left the game
+        and the station never had the state it left it in (phase `over`)."""
+        return self.missing > 0 or (self.left and self.phase != "over")
+
+
+@dataclass
+class Heal:
+    """Asking a board for a game that is catching up (station times, ms)."""
+    since_ms: int | None = None   # when the station first saw it catching up
+    asked_ms: int | None = None   # the latest request
+    asked: int = 0                # requests since it began catching up
+
+    def due(self, now_ms: int) -> bool:
+        if self.since_ms is None:
+            self.since_ms = now_ms
+        wait = min(RESEND_AFTER_MS << min(self.asked, 16), RESEND_BACKOFF_MAX_MS)
+        return now_ms - (self.asked_ms if self.asked_ms is not None else self.since_ms) >= wait
 
 
 @dataclass
@@ -195,6 +244,13 @@ class Reply:
     time_ms: int | None
     received_ms: int
     game: str | None = None  # the game the command applied to (None: the board's next)
+
+
+@dataclass
+class Healing:
+    """What `Hall.heal` did and asks for."""
+    filled: list[str] = field(default_factory=list)  # boards whose game the PGN filled
+    resend: list[tuple[str, str]] = field(default_factory=list)  # (board, game) to ask for
 
 
 @dataclass(frozen=True)
@@ -271,16 +327,21 @@ class Hall:
         game = board.games.get(game_id)
         if game is None:
             game = board.games[game_id] = Game(board.board, game_id, first_seen_ms=now)
+            # (a board's game ids sort in the order its games began: docs/mqtt.md)
+            game.left = any(other > game_id for other in board.games)
+            for other_id, other in board.games.items():
+                if other_id < game_id:
+                    other.left = True
             self._forget_old_games(board, game)
         time_ms = data.get("time")
         if isinstance(time_ms, int) and not isinstance(time_ms, bool):
             game.last_time_ms = max(game.last_time_ms, time_ms)
             game.first_time_ms = min(game.first_time_ms or time_ms, time_ms)
         current = board.game
-        # The board's current game is the one it published last, by its own clock: a
-        # late message of an old game (republished after a reconnection) does not
-        # take the grid back to it.
-        if current is None or (current is not game and game.last_time_ms >= current.last_time_ms):
+        # The board's current game is its newest: a board's game ids sort in the order
+        # its games began (docs/mqtt.md), so an old game published again (after a
+        # reconnection, or asked for by the station) does not take the grid back to it.
+        if current is None or game_id > current.game:
             board.current = game_id
             self._fill_from_pgn(board, now)
         return game
@@ -512,6 +573,7 @@ class Hall:
         known = game.moves.get(ply)
         if known is not None:
             self.duplicates += 1
+            game.filled_plies.discard(ply)  # its message came after all
             if known.uci != move.uci:
                 log.warning("%s game %s ply %d: %s after %s, kept the first",
                             board.board, game.game, ply, move.uci, known.uci)
@@ -557,9 +619,10 @@ class Hall:
         return Change(board.board, "pgn", board.current) if filled else None
 
     def _fill_from_pgn(self, board: Board, now: int | None = None) -> int:
-        """Moves the station missed (published before it subscribed) taken from the
-        board's retained PGN, only when that PGN is provably this game's: same start,
-        every move the station has agrees, and the position after it is the state's.
+        """Moves the station missed (published before it subscribed, or lost on the way)
+        taken from the board's retained PGN, only when that PGN is provably this game's:
+        same start, every move the station has agrees, and the position after it is the
+        state's.
 
         The PGN is read once (the first MAX_PLIES moves of its main line, at most once
         per PGN_PARSE_EVERY_MS a board), and tried again only when the game or the PGN
@@ -589,12 +652,37 @@ class Hall:
         for move in found[:game.ply]:
             if move.ply not in game.moves:
                 game.moves[move.ply] = move
+                game.filled_plies.add(move.ply)
                 added += 1
         if added:
             game.clock_history = []
             for move in game.known_moves():
                 self._record_clock(game, move)
         return added
+
+    def heal(self, now_ms: int) -> Healing:
+        """The games catching up: filled from their board's retained PGN where it can
+        (the boards changed), and those the station should ask their board to publish
+        again now: online boards only, first after RESEND_AFTER_MS, then less and less
+        often; at most RESEND_AT_ONCE. A game filled from the PGN is asked for once
+        (its alerts and clears), unless its board sends those moves again meanwhile."""
+        healing = Healing()
+        for board in self.boards.values():
+            if board.game is not None and board.game.catching_up and \
+                    self._fill_from_pgn(board, now_ms):
+                healing.filled.append(board.board)
+            for game in board.games.values():
+                if not game.catching_up and not game.filled_plies:
+                    if game.heal.since_ms is not None:
+                        game.heal = Heal()
+                    continue
+                due = game.heal.due(now_ms)  # (its clock starts at the first look)
+                if due and board.status == "online" and len(healing.resend) < RESEND_AT_ONCE:
+                    game.heal.asked_ms = now_ms
+                    game.heal.asked += 1
+                    game.filled_plies.clear()
+                    healing.resend.append((board.board, game.game))
+        return healing
 
     def _on_reply(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)

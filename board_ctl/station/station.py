@@ -27,6 +27,7 @@ from board_ctl.station.views import card, detail
 log = logging.getLogger(__name__)
 FLUSH_S = 0.05          # coalesce a burst of messages into one page update per board
 SUBSCRIBER_BACKLOG = 500
+HEAL_EVERY_S = 1.0      # the station looks for games catching up this often
 
 
 def wall_ms() -> int:
@@ -62,6 +63,7 @@ class Station:
         self._subscribers: list[tuple[asyncio.Queue[str], bool]] = []
         self._dirty: set[str] = set()
         self._flush_handle: asyncio.TimerHandle | None = None
+        self._heal_handle: asyncio.TimerHandle | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.on_round_change: Callable[[str], None] | None = None
         self._recover_journal()
@@ -98,6 +100,29 @@ class Station:
         if game is not None and game.round and self.on_round_change is not None:
             self.on_round_change(game.round)
         return change
+
+    # ---- games catching up ---------------------------------------------------------
+
+    def start_healing(self) -> None:
+        """(On the loop) look for games catching up every HEAL_EVERY_S from now on."""
+        if self.loop is not None and self._heal_handle is None:
+            self._heal_handle = self.loop.call_later(HEAL_EVERY_S, self.heal)
+
+    def heal(self) -> None:
+        """Games the station does not have whole: filled from their board's retained PGN,
+        or their board asked to publish them again (`cmd/resend`, docs/mqtt.md)."""
+        self._heal_handle = None
+        healing = self.hall.heal(self.clock_ms())
+        for board_id in healing.filled:
+            self._mark(board_id)
+        for board_id, game in healing.resend:
+            log.info("board %s game %s is catching up: asking the board for it again",
+                     board_id, game)
+            try:
+                self.command("station", board_id, "resend", {}, game)
+            except BoardCtlError as exc:
+                log.warning("board %s: cannot ask for game %s again: %s", board_id, game, exc)
+        self.start_healing()
 
     # ---- commands ------------------------------------------------------------------
 
@@ -423,4 +448,7 @@ class Station:
         return any(q is queue for q, _ in self._subscribers)
 
     def close(self) -> None:
+        if self._heal_handle is not None:
+            self._heal_handle.cancel()
+            self._heal_handle = None
         self.actions.close()

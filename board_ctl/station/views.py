@@ -91,6 +91,9 @@ def card(board: Board, arbiter: bool, size: int = 220) -> dict[str, Any]:
         "termination": game.termination,
         "phase": game.phase,
         "link": game.link,
+        # not all of the game has reached the station yet: never shown as complete
+        "catching_up": game.catching_up,
+        "missing_moves": game.missing,
         "svg": diagram(game.fen, last["uci"] if last else None, squares, size),
     })
     if arbiter:
@@ -107,7 +110,6 @@ def detail(board: Board, arbiter: bool) -> dict[str, Any]:
     view["moves"] = [{"ply": m.ply, "san": m.san, "label": move_label(m.ply, m.san, game.start_fen),
                       "clock_ms": m.clock_ms, "elapsed_ms": m.elapsed_ms}
                      for m in game.known_moves()]
-    view["missing_moves"] = game.ply - len(view["moves"]) if game.ply > len(view["moves"]) else 0
     view["clock_history"] = [
         {"ply": e.ply, "white_ms": e.white_ms, "black_ms": e.black_ms,
          "elapsed_ms": e.elapsed_ms, "source": e.source,
@@ -115,7 +117,8 @@ def detail(board: Board, arbiter: bool) -> dict[str, Any]:
          if e.ply in game.moves else ("start" if e.ply == 0 else f"ply {e.ply}")}
         for e in game.clock_history]
     view["games"] = [{"game": g.game, "result": g.result, "plies": g.ply,
-                      "white": g.white.name, "black": g.black.name, "round": g.round}
+                      "white": g.white.name, "black": g.black.name, "round": g.round,
+                      "catching_up": g.catching_up}
                      for g in board.games.values()]
     if arbiter:
         view["alert_history"] = [alert_json(a) for a in game.alerts]

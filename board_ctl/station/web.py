@@ -473,6 +473,7 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         loop = asyncio.get_running_loop()
         station.loop = loop
+        station.start_healing()
         if pusher is not None:
             station.on_round_change = pusher.changed
         if on_start is not None:

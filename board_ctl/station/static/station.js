@@ -217,7 +217,9 @@ function cardNode(board, arbiter) {
       el("a", {class: "no", href, title: `board ${board.id}`}, String(number)),
       el("span", {class: `conn ${board.status}${board.link === "lost" ? " lost" : ""}`}, status),
       board.result && board.result !== "*" ? el("span", {class: "result"}, resultText(board.result)) : null,
-      board.setting_up ? el("span", {class: "setup"}, "setting up the next game") : null),
+      board.setting_up ? el("span", {class: "setup"}, "setting up the next game") : null,
+      board.catching_up ? el("span", {class: "catching-up", title: "the station does not have the whole game yet"},
+        board.missing_moves ? `catching up: ${board.missing_moves} moves to come` : "catching up") : null),
     alerts.map((alert) => el("div", {class: `alertbar${alert.acknowledged_by ? " seen" : ""}`, role: "alert"},
       el("strong", {}, alertName(alert.code)),
       alert.side ? el("span", {class: "who"}, ` (${alert.side})`) : null,
@@ -287,7 +289,8 @@ function movesTable(view) {
     row = null;
   }
   const node = table(["", "White", "Black"], rows);
-  if (view.missing_moves) node.append(el("caption", {}, `${view.missing_moves} moves not received yet`));
+  if (view.catching_up) node.append(el("caption", {class: "catching-up"},
+    view.missing_moves ? `catching up: ${view.missing_moves} moves not received yet` : "catching up: the game's end not received yet"));
   return node;
 }
 
