@@ -140,9 +140,9 @@ def _bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
 def _why_not(link: Any, host: str, port: int) -> str:
     """Why the broker has not answered, as far as can be told: its login's refusal, else
     what a plain connection to its address meets."""
-    refused = getattr(link, "last_error", "")
-    if refused:
-        return str(refused)
+    refused = str(getattr(link, "last_error", "") or "")
+    if refused.startswith("the broker refused"):  # its CONNACK's reason (a socket error
+        return refused                             # is told plainer by the probe below)
     try:
         with socket.create_connection((host, port), timeout=1.0):
             return "it takes connections but has not accepted the station's login"
