@@ -737,7 +737,7 @@ def remembered_game(path: Path) -> tuple[Remembered, chess.Bitboard] | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         log.warning("person: cannot read the game to remember in %s: %s", path, exc)
         return None
-    log.info("person: I remember a game of %d moves", len(moves))
+    log.info("person: I remember a game of %s", count(len(moves), "move"))
     return Remembered(data["fen"], moves, touched), int(occupied)
 
 

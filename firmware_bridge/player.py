@@ -43,6 +43,7 @@ from board_ctl.core.effects import Blink, Colour, LedFrame, Remote
 from board_ctl.sensorlog import parse_line
 from board_ctl.simulate.render import TICKS, Renderer, RenderStyle
 from firmware_bridge.emulator import Emulator
+from board_ctl.words import count
 
 log = logging.getLogger(__name__)
 
@@ -321,7 +322,7 @@ class Person:
                        if (first if ply % 2 == 0 else not first) == self.side)
             self.my_moves, self.computer_moves = mine, len(found.move_stack) - mine
         puts, takes = sorted(position - occupied), sorted(occupied - position)
-        self.log.append(f"resumed the game I remember after {len(found.move_stack)} moves"
+        self.log.append(f"resumed the game I remember after {count(len(found.move_stack), 'move')}"
                         + (f": put the pieces back ({' '.join(map(chess.square_name, takes))}"
                            f" -> {' '.join(map(chess.square_name, puts))})"
                            if puts or takes else ""))

@@ -48,6 +48,7 @@ from board_ctl.hall.payloads import Live
 from board_ctl.hall.progress import AckWindow, Place, ProgressFile
 from board_ctl.hall.settings import MqttSettings
 from board_ctl.service.view import ViewState
+from board_ctl.words import count
 
 if TYPE_CHECKING:
     from board_ctl.service.service import Service
@@ -344,7 +345,7 @@ class BoardPublisher:
         if game in self._resends or game in busy:
             return None  # (asked already: sent once)
         if len(self._resends) >= RESENDS:
-            return f"{len(self._resends)} games are being published again already: ask later"
+            return f"{count(len(self._resends), 'game')} being published again already: ask later"
         self._resends.append(game)
         return None
 
