@@ -30,7 +30,7 @@ from board_ctl.core.timebase import seconds
 from board_ctl.core.turn import Match, Turn
 
 if TYPE_CHECKING:
-    from board_ctl.core.reading import TurnReading
+    from board_ctl.core.reading import TurnReading, Verdict
     from board_ctl.core.sensing import Sensing
 
 
@@ -148,8 +148,8 @@ class Completion:
             self.complete_match(when)
         elif self.game.occupied != turn.position.occupied:
             made = self._made_with_others()
-            if made is not None:
-                self._complete_made(made, pressed, when)
+            if made is not None and made.move is not None:
+                self._complete_made(made.move, pressed, when)
             else:
                 self._illegal_move(pressed)
         elif infer.faulty_may_hide_a_move(turn.position, self.game.faulty):
@@ -161,16 +161,18 @@ class Completion:
         else:
             self.press.at = self.press.reported = None  # nothing happens: the turn goes on
 
-    def _made_with_others(self) -> Shape | None:
-        """At a press, the legal move made while other squares differ: pieces displaced
-        (knocked over, or moved by someone after his own press), whichever side they
-        belong to. Not when the board's readings are in doubt (a suspect sensor among the
-        squares that differ, events lost while the link was down)."""
-        position = self.game.turn.position
-        if ((position.occupied ^ self.game.occupied) & self.game.faulty or self.game.after_outage
-                or self.game.from_scan):
+    def _made_with_others(self) -> Verdict | None:
+        """At a press, the readings of a board that is not one legal move: a legal move
+        made while other squares differ (pieces displaced: knocked over, or moved by
+        someone after his own press, whichever side they belong to), or an illegal move.
+        None when the board's readings are in doubt (a suspect sensor among the squares
+        that differ, events lost while the link was down)."""
+        game = self.game
+        position = game.turn.position
+        if ((position.occupied ^ game.occupied) & game.faulty or game.after_outage
+                or game.from_scan):
             return None
-        return infer.arrived_with_others(self.game.turn, self.game.occupied, pressed=True)
+        return self.reading.made(game.turn, game.occupied, pressed=True)
 
     def _complete_made(self, made: Shape, pressed: int, when: int) -> None:
         """The press completes the legal move made (FIDE 6.2.1); the other squares that
@@ -349,7 +351,8 @@ class Completion:
         own = position.occupied & ~self.game.occupied & position.board.occupied_co[
             position.board.turn]
         finding, must_move = self.illegal.attempt(
-            position, self.game.occupied, captured or infer.landings_of(self.game.turn, own))
+            position, self.game.occupied, captured or infer.landings_of(self.game.turn, own),
+            self.reading.first_lifted(self.game.turn))
         self._sanction(t, finding)
         if must_move is not None:
             self.game.turn.must_move = must_move

@@ -2,16 +2,130 @@
 
 A pure object with typed inputs and outputs, held by the referee. Its inputs are the
 turn's record (`turn.py`: the position, every raw transition per square, the moves the
-board has shown, the touches) and a `Context` (the settled occupancy, the moment, whether
-a press is completing the move); its outputs are a `Reading` (what the board shows now)
-or an `Answer` (the opponent's reply has begun).
+board has shown, the touches) and the settled occupancy; its outputs say what the board
+shows:
+
+- `explain` (a `Reading`): as the turn goes on, the board is the position, a legal move
+  made or on its way, or a move answered by the opponent (`Answer`): the cheap reading of
+  `inference.py`, decisive for almost every event of a game;
+- `made` (a `Verdict`): where the board is not one legal move (pieces still in hand at a
+  press, pieces knocked or displaced, a move that matches no legal move), every
+  explanation of the differences is scored by one cost model over what the sensors saw,
+  and the cheapest wins; the next one and the margin are kept, and a small margin makes
+  the reading uncertain (the LEDs then ask, and the record says so);
+- `knocked`: which pieces lifted in the turn were knocked by the moving hand, not touched.
+
+The model (see `core/README.md`, "The reading of a turn"): each square that differs from
+the position after a candidate move holds a piece that moved without being that move. A
+piece that came down on such a square came from a square that emptied: knocked over by the
+hand making the move (onto a neighbouring square, quickly, beside the moving piece's
+path), displaced (an opponent's piece: never a move of the mover's), or moved and released
+on purpose. A deliberate change is never dropped to make a legal move fit: its cost is
+above an illegal move's, so where the pieces moved and released match no legal move, the
+reading is an illegal move. A piece lifted and not put down anywhere is in a hand or off
+the board: displaced, never part of a move. Times are whole microseconds.
 """
 
 from __future__ import annotations
 
+import itertools
+from typing import NamedTuple
+
+import chess
+
 from board_ctl.core import inference as infer
 from board_ctl.core.inference import Answer, Context, Reading
+from board_ctl.core.shapes import Shape
+from board_ctl.core.squares import named_tuple
+from board_ctl.core.timebase import FOREVER, NEVER, us
 from board_ctl.core.turn import Turn
+
+# ---------------------------------------------------------------------- the parameters
+
+# A piece sliding from one square to the next closes both switches for a moment (the
+# magnet between them): a square may close up to 20 ms before the one it leaves opens.
+OVERLAP = 0.05  # s, with a margin
+# A knocked piece falls or slides onto a neighbouring square in a fraction of a second; a
+# piece carried by hand is in the air 0.2-1.5 s, and one moved on purpose may go anywhere.
+KNOCK_FLIGHT = 0.6  # s: the longest fall of a knocked piece
+# The costs, in the units of an unlikely event (think of -log of its odds):
+KNOCKED = 3.0  # a piece of the mover's knocked over by his hand during the move
+DISPLACED = 2.0  # an opponent's piece displaced (7.4): never a move of the mover's
+OFF_BOARD = 1.5  # a piece lifted and put down nowhere: in a hand, or fallen off the board
+FIRST_LIFTED = 2.0  # the piece the hand lifted first taken as knocked, not as the move's
+ILLEGAL = 6.0  # an illegal move: rare, but the only reading of pieces moved on purpose
+DELIBERATE = 20.0  # a piece moved and released on purpose, taken as no part of the move
+IMPOSSIBLE = 100.0  # a piece come down before it left its square
+# Two readings closer than this are not told apart by what the sensors saw: uncertain.
+MARGIN = 1.5
+
+OVERLAP_US, KNOCK_FLIGHT_US = us(OVERLAP), us(KNOCK_FLIGHT)
+
+
+class Explanation(NamedTuple):
+    """One reading of the board: `shape`, the legal move made (None: the pieces moved and
+    released match no legal move, an illegal move), with the pieces displaced around it."""
+
+    shape: Shape | None
+    cost: float
+    displaced: chess.Bitboard  # squares that differ from the position after the move
+    knocked: chess.Bitboard  # of the mover's squares emptied, those knocked (no touch, 4.2.2)
+    order: tuple[int, int] = (0, 0)  # (the mover's first lift, squares differing): ties
+
+
+class Verdict(NamedTuple):
+    """The readings of the board, cheapest first (an illegal move among them)."""
+
+    readings: tuple[Explanation, ...]
+
+    @property
+    def best(self) -> Explanation:
+        return self.readings[0]
+
+    @property
+    def margin(self) -> float:
+        """How much cheaper the best reading is than the next (infinite: the only one)."""
+        if len(self.readings) < 2:
+            return float("inf")
+        return self.readings[1].cost - self.readings[0].cost
+
+    @property
+    def uncertain(self) -> bool:
+        """The sensors cannot tell the two best readings apart."""
+        return self.margin < MARGIN
+
+    @property
+    def move(self) -> Shape | None:
+        """The legal move made, if the best reading is one."""
+        return self.readings[0].shape
+
+
+def _first_lift(events: list[tuple[int, bool]] | None) -> int:
+    if events:
+        for when, placed in events:
+            if not placed:
+                return when
+    return FOREVER
+
+
+def _last_place(events: list[tuple[int, bool]] | None) -> int:
+    if events:
+        for when, placed in reversed(events):
+            if placed:
+                return when
+    return NEVER
+
+
+def path(shape: Shape) -> chess.Bitboard:
+    """The squares the moving pieces stand on or cross: origins, destinations and the
+    squares between (none for a knight)."""
+    move = shape.move
+    squares = (shape.vacated | shape.filled | chess.BB_SQUARES[move.from_square]
+               | chess.BB_SQUARES[move.to_square])
+    for origin in chess.scan_forward(shape.moved_from):
+        for target in chess.scan_forward(shape.filled | chess.BB_SQUARES[move.to_square]):
+            squares |= chess.between(origin, target)
+    return squares
 
 
 class TurnReading:
@@ -25,3 +139,116 @@ class TurnReading:
         """The opponent's reply begun to a move shown (an Answer), or whether the board is
         accounted for otherwise."""
         return infer.answer(turn, ctx)
+
+    # ------------------------------------------------------------------ the model
+
+    def made(self, turn: Turn, occupied: chess.Bitboard, pressed: bool = False) -> Verdict:
+        """The readings of a board that is not one legal move: the legal moves made (their
+        piece arrived) with the other differences as displaced pieces, and the illegal
+        move, each scored; cheapest first. `pressed`: the clock was pressed, the hand has
+        left: a capture whose piece nobody saw land is made too, when no piece came down
+        after the mover's first lift (else his piece came down there)."""
+        position = turn.position
+        base, board = position.occupied, position.board
+        own = board.occupied_co[board.turn]
+        emptied, filled = base & ~occupied, occupied & ~base
+        events = turn.events_on
+        first = FOREVER  # the mover's first lift in the turn
+        for square, seen in events.items():
+            if own & chess.BB_SQUARES[square]:
+                first = min(first, _first_lift(seen))
+        readings = [named_tuple(Explanation, (None, ILLEGAL, 0, 0, (FOREVER, 64)))]
+        if not emptied & own:
+            return Verdict(tuple(readings))  # (no piece of his left its square: no move)
+        unseen_captures = pressed and infer._nothing_down_since_lifted(turn, emptied, filled)
+        for shape in position.moves_from(emptied & own):
+            if shape.vacated & ~emptied or shape.filled & ~filled:
+                continue
+            if not shape.filled and not unseen_captures:  # a capture: if seen landing
+                landed, _ = infer.capture_evidence(turn, shape.move.from_square)
+                if shape.captured not in landed[:1]:
+                    continue
+            lifted = _first_lift(events.get(shape.move.from_square))
+            arrival = FOREVER
+            for square in chess.scan_forward(shape.filled):
+                arrival = min(arrival, _last_place(events.get(square)))
+            if shape.filled and arrival < lifted - OVERLAP_US:
+                continue  # (a piece arrived before it left: another piece stands there)
+            after = shape.after(base)
+            missing, extra = after & ~occupied, occupied & ~after
+            cost, knocked = self._displaced(turn, shape, missing, extra, own, first)
+            readings.append(named_tuple(Explanation, (
+                shape, cost, missing | extra, knocked,
+                (lifted, (missing | extra).bit_count()))))
+        readings.sort(key=lambda r: (r.cost, r.order))
+        return Verdict(tuple(readings))
+
+    def _displaced(self, turn: Turn, shape: Shape, missing: chess.Bitboard,
+                   extra: chess.Bitboard, own: chess.Bitboard, first: int
+                   ) -> tuple[float, chess.Bitboard]:
+        """The cost of the pieces displaced around `shape` (the squares it should leave
+        occupied but are empty, `missing`, and those occupied it should leave empty,
+        `extra`), paired the cheapest way; and the mover's squares knocked."""
+        if not extra:  # (the common case: pieces in hand or off the board only)
+            return OFF_BOARD * missing.bit_count(), 0
+        sources = list(chess.scan_forward(missing))
+        landings = list(chess.scan_forward(extra))
+        near = path(shape)
+        near |= _neighbours(near)
+        best, best_knocked = IMPOSSIBLE * 64, 0
+        # Each landing from one of the sources, or from nowhere (put down from a hand);
+        # the sources left over are off the board. (A few squares each: all pairings.)
+        options = sources + [None] * len(landings)
+        for chosen in itertools.permutations(options, len(landings)):
+            cost, knocked, used = 0.0, 0, 0
+            for landing, source in zip(landings, chosen):
+                if source is None:
+                    cost += DELIBERATE  # a piece from off the board, put down by a hand
+                    continue
+                used |= chess.BB_SQUARES[source]
+                pair, was_knocked = self._pair(turn, source, landing, own, first, near)
+                cost += pair
+                if was_knocked:
+                    knocked |= chess.BB_SQUARES[source]
+            cost += OFF_BOARD * (missing & ~used).bit_count()
+            if cost < best:
+                best, best_knocked = cost, knocked
+        return best, best_knocked
+
+    @staticmethod
+    def _pair(turn: Turn, source: chess.Square, landing: chess.Square, own: chess.Bitboard,
+              first: int, near: chess.Bitboard) -> tuple[float, bool]:
+        """The cost of the piece from `source` having come down on `landing` beside the
+        move (whose squares and their neighbours are `near`); whether it was knocked."""
+        events = turn.events_on
+        left = _first_lift(events.get(source))
+        came = _last_place(events.get(landing))
+        if came < left - OVERLAP_US:
+            return IMPOSSIBLE, False
+        if not own & chess.BB_SQUARES[source]:
+            return DISPLACED, False  # an opponent's piece: displaced, whoever did it
+        if (chess.square_distance(source, landing) > 1
+                or not near & chess.BB_SQUARES[source] or came - left > KNOCK_FLIGHT_US):
+            return DELIBERATE, False  # moved on purpose: no knock goes so far, or so slowly
+        return KNOCKED + (FIRST_LIFTED if left <= first else 0.0), True
+
+    @staticmethod
+    def first_lifted(turn: Turn) -> chess.Square | None:
+        """The mover's piece lifted first in the turn (the piece he touched first)."""
+        position = turn.position
+        own = position.board.occupied_co[position.board.turn] & position.occupied
+        first, found = FOREVER, None
+        for square, seen in turn.events_on.items():
+            if own & chess.BB_SQUARES[square]:
+                when = _first_lift(seen)
+                if when < first:
+                    first, found = when, square
+        return found
+
+
+def _neighbours(squares: chess.Bitboard) -> chess.Bitboard:
+    out = 0
+    for square in chess.scan_forward(squares):
+        out |= chess.BB_KING_ATTACKS[square]
+    return out
+

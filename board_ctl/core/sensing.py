@@ -274,7 +274,7 @@ class Sensing:
         emptied = position.occupied & ~occupied
         theirs = emptied & ~position.board.occupied_co[position.board.turn]
         if infer.in_hand(position, occupied):
-            made = infer.arrived_with_others(game.turn, occupied)
+            made = self.reading.made(game.turn, occupied).move
             if made is not None:  # the move is made: the rest is displaced (7.4)
                 game.turn.made = made
                 # (knocked off, not touched: 4.2.2, an accident is no touch)
