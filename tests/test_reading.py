@@ -104,3 +104,49 @@ def test_every_illegal_castling_of_the_corpus_is_an_illegal_move() -> None:
                     checked += 1
             board.push(move)
     assert checked >= 20
+
+
+# ---------------------------------------------------------------------- slow slides
+#
+# A piece pushed along the surface closes each square it crosses for 100-400 ms, longer
+# than the debounce, and closes the next square up to 20 ms before the last one opens.
+
+QUEEN_TAKES_H7 = "6k1/7p/8/5Q2/8/8/8/4K3 w - - 0 1"
+# The victim lifted first, then the queen pushed over g6 onto h7; g6 closes 15 ms before
+# f5 opens, h7 10 ms before g6 opens.
+VICTIM_FIRST_SLIDE = "-h7 ~0.5 +g6 @0.015 -f5 @0.3 +h7 @0.01 -g6"
+
+
+@pytest.mark.parametrize("then, time_control", [("Cw -g8 +f8 Cb", "300+2"),
+                                                ("~1 -g8 +f8 ~1", None)])
+def test_a_victim_taken_first_is_no_touch_out_of_turn_when_the_capture_slides_in(
+        then: str, time_control: str | None) -> None:
+    out = play(f"{VICTIM_FIRST_SLIDE} {then}", QUEEN_TAKES_H7, time_control=time_control)
+    assert out.sans == ["Qxh7+", "Kf8"]
+    assert out.alerts == []  # (was: wrong-side against Black, whose pawn was the victim)
+
+
+# Black takes on c4 with the queen (attacker first); White recaptures with the rook,
+# the victim lifted first and the rook pushed c1-c2-c3-c4, each square closing before the
+# last opens. While c1's lift settles, the board shows c2 filled and c1 still occupied:
+# read at face value that is Qxa4 answered by White's queen c4-c2.
+RECAPTURE_FEN = "1r3rk1/5pbp/p1p1p1p1/1q1n4/N1Q5/7P/PP1B1PP1/2R2RK1 b - - 7 26"
+RECAPTURE = ("-b5 @0.87 -c4 @0.2 +c4 ~3 -c4 @0.3 +c2 @0.015 -c1 @0.19 +c3 @0.015 -c2 "
+             "@0.33 +c4 @0.002 -c3 ~2 -g8 +h8 ~2")
+
+# White takes the queen on d5 (victim first, no slide); Black recaptures with the rook
+# pushed d3-d4-d5, the victim lifted first. While d3's lift settles, the board reads at
+# face value as Qxd3 answered by Black's queen d5-d4.
+QXD5_FEN = "6rk/2p4p/1p3p2/p1pqpP1b/4Q2N/3r3P/1PPR2P1/6K1 w - - 1 31"
+QXD5 = "-d5 @0.48 -e4 @0.78 +d5 ~1.9 -d5 @0.78 +d4 @0.018 -d3 @0.16 +d5 @0.016 -d4 ~2 -g1 +f1 ~2"
+
+
+@pytest.mark.parametrize("fen, script, sans", [
+    (RECAPTURE_FEN, RECAPTURE, ["Qxc4", "Rxc4", "Kh8"]),
+    (QXD5_FEN, QXD5, ["Qxd5", "Rxd5", "Kf1"]),
+])
+def test_a_reply_is_read_with_the_lifts_still_settling_done(fen: str, script: str,
+                                                            sans: list[str]) -> None:
+    out = play(script, fen)
+    assert out.sans == sans
+    assert out.alerts == []

@@ -342,8 +342,13 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
     answering a capture nobody saw land, or the capture's square is still undecided:
     `turn.ambiguous`); False when no reply is seen."""
     waiting = False
+    leaving = ctx.leaving
     for match in likeliest(turn):
         fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied)]
+        if leaving and fitting:
+            # A lift still settling: a slid piece may have closed the next square before
+            # leaving its own. Read the reply seen with that square empty, as it is.
+            fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied & ~leaving)]
         if fitting and not match.placed and not placed(turn, match) and not ctx.pressing:
             # A piece in hand that no one saw land may still be on its way. With a clock,
             # its press says when it landed; failing that, a reply that puts a piece down

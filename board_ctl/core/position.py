@@ -134,7 +134,19 @@ class Position:
         return ()
 
     def partial(self, occupied: chess.Bitboard) -> bool:
-        """Whether a legal move is on its way to this occupancy."""
+        """Whether a legal move is on its way to this occupancy: any subset of its lifts
+        and placements, or its piece pushed along the surface, crossing a square of its
+        way (`Shape.crossing`)."""
+        if self._partial(occupied):
+            return True
+        emptied, filled = self.occupied & ~occupied, occupied & ~self.occupied
+        lifted = emptied & self.board.occupied_co[self.board.turn]
+        if not filled or not lifted or filled.bit_count() > 3:
+            return False  # (the common case: nothing put down, or nothing of his lifted)
+        return any(shape.crossing(emptied, filled) for shape in self.moves_from(lifted))
+
+    def _partial(self, occupied: chess.Bitboard) -> bool:
+        """`partial`, but for a piece crossing a square."""
         emptied, filled = self.occupied & ~occupied, occupied & ~self.occupied
         board = self.board
         own = board.occupied_co[board.turn]

@@ -142,6 +142,18 @@ class TurnReading:
 
     # ------------------------------------------------------------------ the model
 
+    def on_its_way(self, turn: Turn, occupied: chess.Bitboard, leaving: chess.Bitboard
+                   ) -> bool:
+        """Whether a board the cheap reading did not explain is a legal move on its way,
+        its piece sliding on: closing the next square before the one it leaves has settled
+        empty (`leaving`: lifts still settling; a piece between two squares closes both
+        for up to 20 ms)."""
+        if not leaving:
+            return False
+        position = turn.position
+        occupied &= ~leaving  # (a slid piece is on its way off those squares)
+        return bool(position.full(occupied)) or position.partial(occupied)
+
     def made(self, turn: Turn, occupied: chess.Bitboard, pressed: bool = False) -> Verdict:
         """The readings of a board that is not one legal move: the legal moves made (their
         piece arrived) with the other differences as displaced pieces, and the illegal

@@ -271,6 +271,10 @@ class Sensing:
         game = self.game
         position = game.turn.position
         occupied = game.occupied
+        debouncer = self.debouncer
+        if self.reading.on_its_way(game.turn, occupied, debouncer.settled & ~debouncer.raw):
+            self.explained(t)  # a slid piece crossing a square, or closing the next one
+            return
         emptied = position.occupied & ~occupied
         theirs = emptied & ~position.board.occupied_co[position.board.turn]
         if infer.in_hand(position, occupied):

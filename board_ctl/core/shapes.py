@@ -40,6 +40,32 @@ class Shape(NamedTuple):
         return not filled or bool(emptied & self.moved_from) or bool(self.move.promotion)
 
 
+    def crossing(self, emptied: chess.Bitboard, filled: chess.Bitboard) -> bool:
+        """Whether a board that differs from the start by these squares is the move on
+        its way with its piece pushed along the surface, crossing a square of its way
+        (`transit`; a slow push closes each one for 100-400 ms, past the debounce, and the
+        next may close before the last one opens: two at most)."""
+        crossed = filled & ~self.filled
+        if not crossed or crossed.bit_count() > 2 or crossed & ~transit(self):
+            return False
+        victim = chess.BB_SQUARES[self.captured] if self.captured is not None else 0
+        return bool(emptied & self.moved_from) and not emptied & ~(self.vacated | victim)
+
+
+def transit(shape: Shape) -> chess.Bitboard:
+    """The squares a piece pushed along the surface crosses on its way: those between its
+    origin and its destination on a line (a castling king's too), or, for a knight's
+    jump, the two beside both."""
+    origin, target = shape.move.from_square, shape.move.to_square
+    between = _BETWEEN[origin][target]
+    if between or not _KNIGHT_JUMPS[origin] & chess.BB_SQUARES[target]:
+        return between
+    return chess.BB_KING_ATTACKS[origin] & chess.BB_KING_ATTACKS[target]
+
+
+_BETWEEN = [[chess.between(a, b) for b in chess.SQUARES] for a in chess.SQUARES]
+_KNIGHT_JUMPS = chess.BB_KNIGHT_ATTACKS
+
 
 def shape_of(board: chess.Board, move: chess.Move) -> Shape:
     frm, to = chess.BB_SQUARES[move.from_square], chess.BB_SQUARES[move.to_square]
