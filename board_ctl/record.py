@@ -42,13 +42,16 @@ def report_object(effect: Effect) -> dict[str, Any] | None:
     """The game-report line for an effect (see docs/sensor-log.md)."""
     t = round(effect.t, 4)
     match effect:
-        case MoveMade(ply=ply, move=move, san=san, clock=clock, elapsed=elapsed):
+        case MoveMade(ply=ply, move=move, san=san, clock=clock, elapsed=elapsed,
+                      uncertain=uncertain):
             line: dict[str, Any] = {"t": t, "kind": "move", "ply": ply, "uci": move.uci(),
                                     "san": san}
             if clock is not None:
                 line["clock"] = clock
             if elapsed is not None:
                 line["elapsed"] = elapsed
+            if uncertain:  # the move recorded first, then the other readings
+                line["uncertain"] = [move.uci()] + [other.uci() for other in uncertain]
             return line
         case Alert(code=code, side=side, squares=squares, text=text):
             return {"t": t, "kind": "alert", "code": code,

@@ -150,3 +150,73 @@ def test_a_reply_is_read_with_the_lifts_still_settling_done(fen: str, script: st
     out = play(script, fen)
     assert out.sans == sans
     assert out.alerts == []
+
+
+# ---------------------------------------------------------------------- never silently wrong
+#
+# Where two readings of a turn are alike, the record says so: the report's move line
+# carries "uncertain" (the move recorded first), the PGN a comment after the move, and the
+# LEDs light the squares of every reading until the next move.
+
+TWO_TARGETS = "4k3/8/8/2p1p3/3B4/8/8/4K3 w - - 0 1"  # Bd4 can take c5 or e5
+
+
+def test_an_unseen_capture_guessed_at_the_end_is_flagged_uncertain() -> None:
+    out = play("-d4 Cw ~1 T", TWO_TARGETS)
+    (move,) = out.lines("move")
+    assert move["uncertain"][0] == move["uci"]
+    assert sorted(move["uncertain"]) == ["d4c5", "d4e5"]
+    pgn = out.record.pgn_text()
+    assert "uncertain" in pgn and "capture square not seen" in pgn
+    # (the candidates blinked while the board waited; at the log's end nobody is left to
+    # ask: the record says it)
+    frames = [f["squares"] for f in out.lines("leds")]
+    assert {"c5": ["yellow", "fast"], "e5": ["yellow", "fast"]} in frames
+    assert frames[-1] == {}
+
+
+def test_a_move_read_alike_two_ways_at_the_press_is_flagged_and_asks() -> None:
+    # King and pawn lifted at once, each put down one square on: Ke2 with the pawn knocked
+    # onto f3, or f3 with the king knocked onto e2, or both moved (an illegal move). The
+    # sensors cannot tell: a move is recorded, flagged, and no penalty rests on it.
+    out = play("-e1 @0.01 -f2 @0.2 +e2 @0.05 +f3 Cw", "4k3/8/8/8/8/8/5P2/4K3 w - - 0 1",
+               time_control="300+2")
+    (move,) = out.lines("move")
+    assert move["uci"] in ("e1e2", "f2f3")
+    assert move["uncertain"][0] == move["uci"]
+    assert set(move["uncertain"][1:]) == {"e1e2", "f2f3", "0000"} - {move["uci"]}
+    assert out.lines("penalty") == []
+    assert "uncertain" in out.record.pgn_text()
+    frames = [f["squares"] for f in out.lines("leds")]
+    assert {"e2": ["yellow", "fast"], "f3": ["yellow", "fast"]} in frames
+
+
+def test_a_clean_move_is_never_flagged() -> None:
+    out = play("-e2 +e4 Cw -e7 +e5 Cb -g1 +f3 Cw", time_control="300+2")
+    assert all("uncertain" not in move for move in out.lines("move"))
+
+
+# ---------------------------------------------------------------------- pushed-off victims
+#
+# A capturing piece that pushes its victim off the square pushes it ahead, never sideways
+# or back: a square beside an attacked piece that a slid piece crossed on its way
+# elsewhere tells no capture there.
+
+QUEEN_B4 = "4k3/8/1n6/8/rQ6/8/8/4K3 w - - 0 1"  # Qxb6 over b5, the rook on a4 beside b5
+
+
+@pytest.mark.parametrize("press", ["Cw", "~1.5"])
+def test_a_square_crossed_beside_an_attacked_piece_is_no_push_off(press: str) -> None:
+    out = play(f"-b4 @0.19 +b5 @0.055 -b5 @0.15 -b6 @0.47 +b6 {press} -e8 +d7 ~1.5",
+               QUEEN_B4, time_control="300+2" if press == "Cw" else None)
+    assert out.sans == ["Qxb6", "Kd7"]
+    assert out.alerts == []
+
+
+def test_a_victim_pushed_ahead_tells_the_capture() -> None:
+    # Qxb6 pushing the knight onto b7, taken off 0.4 s later; the queen could also take
+    # the rook on a4 (b5 beside it is no square ahead of that capture)
+    out = play("-b4 @0.4 +b7 @0.02 -b6 @0.01 +b6 @0.4 -b7 Cw -e8 +d7 Cb", QUEEN_B4,
+               time_control="300+2")
+    assert out.sans == ["Qxb6", "Kd7"]
+    assert out.alerts == []

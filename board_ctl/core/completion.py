@@ -136,20 +136,44 @@ class Completion:
                     if self.game.result is None:
                         self.sensing.explain(when)  # the lift was the opponent's: his turn now
                     return
-            stuck = infer.one_flip(turn, self.game.occupied)
-            if stuck is not None:
-                self.sensing.sensor_fault(pressed, stuck[0], "did not change when the move was made")
-                self.game.occupied = self.sensing.read(deciding=True)
-                self.sensing.explain(when)
-        if turn.match is None and turn.seen and self.sensing.opponent_started(when):
-            if len(self.board.move_stack) != plies or self.game.turn.ambiguous is not None:
+            # The opponent's reply begun explains the board: then no sensor is suspect (a
+            # stuck sensor is the reading of last resort: a change the game cannot explain).
+            started = bool(turn.seen) and self.sensing.opponent_started(when)
+            if not started:
+                stuck = infer.one_flip(turn, self.game.occupied)
+                if stuck is not None:
+                    self.sensing.sensor_fault(pressed, stuck[0],
+                                              "did not change when the move was made")
+                    self.game.occupied = self.sensing.read(deciding=True)
+                    self.sensing.explain(when)
+                    started = (turn.match is None and bool(turn.seen)
+                               and self.sensing.opponent_started(when))
+            if started and (len(self.board.move_stack) != plies
+                            or self.game.turn.ambiguous is not None):
                 return  # the move stood at the press; what came since is the reply
+        if turn.match is not None and not infer.placed(turn, turn.match):
+            # A capture nobody saw land, or the move the opponent took before the press?
+            taken = infer.landed_then_taken(turn, self.game.occupied, pressed, before_only=True)
+            if taken is not None:
+                shapes, lifted = taken
+                chosen = infer.choose(turn, shapes, before=lifted, pressing=True)
+                if isinstance(chosen, Shape):
+                    self.push(infer.with_promotion(turn, chosen, shapes), pressed)
+                    if self.game.result is None:
+                        self.sensing.explain(when)  # the lift was the opponent's
+                    return
+            answered = self.reading.answered_before_the_press(
+                turn, self.sensing.context(when), pressed) if len(turn.seen) > 1 else None
+            if answered is not None:
+                self.sensing.reply_begun(answered, when)
+                return
         if turn.match is not None:
             self.complete_match(when)
         elif self.game.occupied != turn.position.occupied:
-            made = self._made_with_others()
-            if made is not None and made.move is not None:
-                self._complete_made(made.move, pressed, when)
+            verdict = self._made_with_others()
+            made = verdict.legal if verdict is not None else None
+            if verdict is not None and made is not None:
+                self._complete_made(made, pressed, when, verdict.others_legal)
             else:
                 self._illegal_move(pressed)
         elif infer.faulty_may_hide_a_move(turn.position, self.game.faulty):
@@ -174,7 +198,8 @@ class Completion:
             return None
         return self.reading.made(game.turn, game.occupied, pressed=True)
 
-    def _complete_made(self, made: Shape, pressed: int, when: int) -> None:
+    def _complete_made(self, made: Shape, pressed: int, when: int,
+                       uncertain: tuple[Shape, ...] = ()) -> None:
         """The press completes the legal move made (FIDE 6.2.1); the other squares that
         differ are pieces displaced (7.4), to be put back by whoever displaced them: the
         position-mismatch alert and the LEDs show where. No illegal move: the mover's own
@@ -186,7 +211,8 @@ class Completion:
         # what was lifted meanwhile is no touch)
         turn.displaced |= (made.after(base) ^ self.game.occupied) & ~(made.vacated | made.filled)
         self.displaced.lifted = set()
-        self.commit(turn.position.full(made.after(base)), infer.made_at(turn, made, pressed))
+        self.commit(turn.position.full(made.after(base)), infer.made_at(turn, made, pressed),
+                    uncertain=uncertain)
         if self.game.result is None:
             self.sensing.explain(when)  # the displaced pieces, against the position after the move
 
@@ -229,8 +255,11 @@ class Completion:
         assert match is not None
         self.commit(match.shapes, match.since, guess=guess)
 
-    def commit(self, shapes: list[Shape], t: int, guess: bool = False) -> None:
-        """Complete the move these shapes describe, or wait if the capture is ambiguous."""
+    def commit(self, shapes: list[Shape], t: int, guess: bool = False,
+               uncertain: tuple[Shape, ...] = ()) -> None:
+        """Complete the move these shapes describe, or wait if the capture is ambiguous.
+        `guess`: an unseen capture is decided now (the record then says so); `uncertain`:
+        other readings of the turn, as likely."""
         turn = self.game.turn
         chosen = infer.choose(turn, shapes, pressing=self.press.at is not None)
         if chosen is ILLEGAL:
@@ -250,11 +279,13 @@ class Completion:
             self.press.decision = None
             return
         if not isinstance(chosen, Shape):
-            chosen = infer.distinct(shapes)[0]
+            candidates = infer.distinct(shapes)
+            chosen = candidates[0]
             self.out.note(t, f"capture square not seen: "
                              f"{chess.square_name(chosen.move.to_square)} assumed")
+            uncertain = (*uncertain, *candidates[1:])  # (a guess: the record is flagged)
         self.push(infer.with_promotion(turn, chosen, shapes) if chosen.move.promotion
-                   else chosen, t)
+                  else chosen, t, uncertain)
 
     def resolve_ambiguity_by_touch(self, square: chess.Square) -> None:
         """The capturing piece lifted and put back on one candidate square decides it."""
@@ -272,7 +303,10 @@ class Completion:
                 self.push(infer.with_promotion(turn, shape, candidates), self.game.now)
                 return
 
-    def push(self, shape: Shape, t: int) -> None:
+    def push(self, shape: Shape, t: int, uncertain: tuple[Shape, ...] = ()) -> None:
+        """Make the move: the rules that judge it, the clock, the record, a new turn.
+        `uncertain`: the other readings of the turn, as likely (the record is flagged, the
+        LEDs ask)."""
         board, old, out, press, move = self.board, self.game.turn, self.out, self.press, shape.move
         mover = board.turn
         self.game.from_scan = False
@@ -280,9 +314,11 @@ class Completion:
             for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
                 out.clear(t, code)  # the previous move's irregularities are settled
         touched = old.touched
-        if old.knocked:
-            touched = [(when, sq) for when, sq in touched
-                       if not old.knocked & chess.BB_SQUARES[sq]]
+        if touched:
+            knocked = old.knocked | self.reading.knocked(old, shape)
+            if knocked:  # (an accident is no touch: 4.2.2)
+                touched = [(when, sq) for when, sq in touched
+                           if not knocked & chess.BB_SQUARES[sq]]
         finding = self.touch_move.check(old.position, touched, old.must_move, shape)
         if finding is not None:
             out.raise_(t, finding)
@@ -303,6 +339,9 @@ class Completion:
         else:
             if reply is None:
                 goes_on = self.endings.cannot_end(board, move)
+        others = [other for other in uncertain if other.move != move]
+        also = ", ".join(board.san(other.move) if other.move else "an illegal move"
+                         for other in others)
         san = board.san_and_push(move)
         switched, press.switched = press.switched, None
         if switched is None:
@@ -310,7 +349,13 @@ class Completion:
         press.at = None
         remaining, elapsed = switched.result if switched.result is not None else (None, None)
         plies = len(board.move_stack)
-        out.effects.append(MoveMade(t / 1_000_000, plies, move, san, remaining, elapsed))
+        if others:
+            out.effects.append(MoveMade(t / 1_000_000, plies, move, san, remaining, elapsed,
+                                        tuple(other.move for other in others)))
+            out.note(t, f"uncertain: {san} recorded, but the sensors read as likely "
+                        f"{also}; the LEDs show the squares: check the move")
+        else:
+            out.effects.append(MoveMade(t / 1_000_000, plies, move, san, remaining, elapsed))
         draws = self.draws
         if draws.offer is not None or draws.offer_pending is not None:  # (else no offer)
             offer = draws.moved(mover)
@@ -319,6 +364,10 @@ class Completion:
         press.decision = None
         # (the position a reply was read in is this one: its work is kept)
         turn = self.game.turn = Turn(Position(board, like=reply), t)
+        if others:  # (the squares of each reading blink until the board next changes)
+            turn.asking = tuple(sorted({s.move.to_square for s in (shape, *others)
+                                        if s.move}))
+            out.dirty = True
         if old.displaced:  # (pieces displaced before, still away: still none of its moves)
             turn.displaced = old.displaced & (turn.position.occupied ^ self.game.occupied)
         if self.game.faulty:

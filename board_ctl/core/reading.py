@@ -53,11 +53,13 @@ KNOCKED = 3.0  # a piece of the mover's knocked over by his hand during the move
 DISPLACED = 2.0  # an opponent's piece displaced (7.4): never a move of the mover's
 OFF_BOARD = 1.5  # a piece lifted and put down nowhere: in a hand, or fallen off the board
 FIRST_LIFTED = 2.0  # the piece the hand lifted first taken as knocked, not as the move's
+PUSHED_OFF = 0.5  # a capture's victim pushed onto a square beside it, then taken off
 ILLEGAL = 6.0  # an illegal move: rare, but the only reading of pieces moved on purpose
 DELIBERATE = 20.0  # a piece moved and released on purpose, taken as no part of the move
 IMPOSSIBLE = 100.0  # a piece come down before it left its square
 # Two readings closer than this are not told apart by what the sensors saw: uncertain.
 MARGIN = 1.5
+MOST_LANDINGS = 3  # pieces come down elsewhere around a move at most: a hand knocks a few
 
 OVERLAP_US, KNOCK_FLIGHT_US = us(OVERLAP), us(KNOCK_FLIGHT)
 
@@ -98,6 +100,37 @@ class Verdict(NamedTuple):
     def move(self) -> Shape | None:
         """The legal move made, if the best reading is one."""
         return self.readings[0].shape
+
+    @property
+    def legal(self) -> Shape | None:
+        """The legal move made: the best reading's, or, where the best is an illegal move
+        but a legal one is as likely, that one (no penalty rests on a doubt)."""
+        best = self.readings[0]
+        if best.shape is not None:
+            return best.shape
+        for reading in self.readings[1:]:
+            if reading.cost - best.cost >= MARGIN:
+                return None
+            if reading.shape is not None:
+                return reading.shape
+        return None
+
+    @property
+    def others_legal(self) -> tuple[Shape, ...]:
+        """The other legal moves as likely as `legal` (its reading uncertain), and, where
+        an illegal move is as likely, `legal` itself again (flagged so)."""
+        chosen = self.legal
+        if chosen is None:
+            return ()
+        cost = next(r.cost for r in self.readings if r.shape is chosen)
+        close = [r for r in self.readings if r.shape is not chosen and abs(r.cost - cost) < MARGIN]
+        return tuple(ILLEGAL_READING if r.shape is None else r.shape for r in close
+                     if r.shape is None or r.shape.move != chosen.move)
+
+
+# A reading that is no legal move (an illegal move), among the readings of an uncertain
+# move: recorded as the null move (UCI "0000").
+ILLEGAL_READING = named_tuple(Shape, (chess.Move.null(), 0, 0, None, 0))
 
 
 def _first_lift(events: list[tuple[int, bool]] | None) -> int:
@@ -140,19 +173,43 @@ class TurnReading:
         accounted for otherwise."""
         return infer.answer(turn, ctx)
 
+    def answered_before_the_press(self, turn: Turn, ctx: Context, pressed: int
+                                  ) -> Answer | None:
+        """A press judged while the board shows a capture nobody saw land: a move whose
+        piece was seen standing (placed) until just before the press, when the opponent,
+        as in blitz, lifted it to take it (EARLY_LIFT); unless it had only crossed that
+        square, pushed along the surface on the capture's way (`inference.crossed`).
+        Such a move was made: the capture would need the piece that stood to have gone
+        on, unseen."""
+        standing = turn.match
+        seen = turn.seen
+        for match in reversed(seen):
+            if (match is standing or not match.placed or match.left_at is None
+                    or match.left_at < pressed - infer.EARLY_LIFT_US
+                    or infer.crossed(turn, seen, match, slid=True)):
+                continue
+            fitting = [s for s in match.shapes if infer.answers(turn, s, ctx.occupied)]
+            if fitting:
+                return named_tuple(Answer, (match, fitting, match.left_at))
+        return None
+
     # ------------------------------------------------------------------ the model
 
     def on_its_way(self, turn: Turn, occupied: chess.Bitboard, leaving: chess.Bitboard
                    ) -> bool:
         """Whether a board the cheap reading did not explain is a legal move on its way,
-        its piece sliding on: closing the next square before the one it leaves has settled
-        empty (`leaving`: lifts still settling; a piece between two squares closes both
-        for up to 20 ms)."""
+        its piece pushed along the surface: crossing a square of its way (a slow push
+        closes each square it crosses for 100-400 ms, past the debounce), or closing the
+        next square before the one it leaves has settled empty (`leaving`: lifts still
+        settling; a piece between two squares closes both for up to 20 ms)."""
+        position = turn.position
+        if position.crossing(occupied):
+            return True
         if not leaving:
             return False
-        position = turn.position
         occupied &= ~leaving  # (a slid piece is on its way off those squares)
-        return bool(position.full(occupied)) or position.partial(occupied)
+        return (bool(position.full(occupied)) or position.partial(occupied)
+                or position.crossing(occupied))
 
     def made(self, turn: Turn, occupied: chess.Bitboard, pressed: bool = False) -> Verdict:
         """The readings of a board that is not one legal move: the legal moves made (their
@@ -205,17 +262,25 @@ class TurnReading:
             return OFF_BOARD * missing.bit_count(), 0
         sources = list(chess.scan_forward(missing))
         landings = list(chess.scan_forward(extra))
+        if len(landings) > MOST_LANDINGS or len(sources) > 2 * MOST_LANDINGS:
+            # (more pieces down elsewhere than hands knock over: moved on purpose)
+            return DELIBERATE * len(landings) + OFF_BOARD * len(sources), 0
         near = path(shape)
         near |= _neighbours(near)
         best, best_knocked = IMPOSSIBLE * 64, 0
         # Each landing from one of the sources, or from nowhere (put down from a hand);
         # the sources left over are off the board. (A few squares each: all pairings.)
+        pushed = self._pushed_off(turn, shape)
         options = sources + [None] * len(landings)
         for chosen in itertools.permutations(options, len(landings)):
             cost, knocked, used = 0.0, 0, 0
             for landing, source in zip(landings, chosen):
                 if source is None:
-                    cost += DELIBERATE  # a piece from off the board, put down by a hand
+                    if pushed & chess.BB_SQUARES[landing] and not used & pushed:
+                        cost += PUSHED_OFF  # the victim, knocked off by the capturing piece
+                        used |= pushed  # (one victim)
+                    else:
+                        cost += DELIBERATE  # a piece from off the board, put down by a hand
                     continue
                 used |= chess.BB_SQUARES[source]
                 pair, was_knocked = self._pair(turn, source, landing, own, first, near)
@@ -226,6 +291,26 @@ class TurnReading:
             if cost < best:
                 best, best_knocked = cost, knocked
         return best, best_knocked
+
+    @staticmethod
+    def _pushed_off(turn: Turn, shape: Shape) -> chess.Bitboard:
+        """Where the victim of `shape`, a capture, may have been pushed off to: the empty
+        squares beside it, ahead of the capturing piece's travel, where a piece came down
+        after its lift (see
+        `inference.pushed_off`)."""
+        if shape.captured is None or shape.filled:
+            return 0
+        origin = shape.move.from_square
+        lifted = _first_lift(turn.events_on.get(origin))
+        if lifted == FOREVER:
+            return 0
+        out = 0
+        for square in chess.scan_forward(chess.BB_KING_ATTACKS[shape.captured]
+                                         & ~turn.position.occupied):
+            if (infer.ahead(origin, shape.captured, square)
+                    and _last_place(turn.events_on.get(square)) > lifted):
+                out |= chess.BB_SQUARES[square]
+        return out
 
     @staticmethod
     def _pair(turn: Turn, source: chess.Square, landing: chess.Square, own: chess.Bitboard,
@@ -242,7 +327,28 @@ class TurnReading:
         if (chess.square_distance(source, landing) > 1
                 or not near & chess.BB_SQUARES[source] or came - left > KNOCK_FLIGHT_US):
             return DELIBERATE, False  # moved on purpose: no knock goes so far, or so slowly
-        return KNOCKED + (FIRST_LIFTED if left <= first else 0.0), True
+        # (two lifts within OVERLAP are one grasp: either was lifted first)
+        return KNOCKED + (FIRST_LIFTED if left <= first + OVERLAP_US else 0.0), True
+
+    @staticmethod
+    def knocked(turn: Turn, shape: Shape) -> chess.Bitboard:
+        """The pieces the hand making `shape` knocked over (no touch, 4.2.2: an
+        accident): see `inference.knocked_by_hand`. Looked for only when a piece besides
+        the move's own was touched."""
+        victim = chess.BB_SQUARES[shape.captured] if shape.captured is not None else 0
+        own = shape.moved_from | shape.vacated | shape.filled | victim
+        if all(own & chess.BB_SQUARES[square] for _, square in turn.touched):
+            return 0  # (the common case: only the move's own pieces touched)
+        origin = shape.move.from_square
+        lifted = _first_lift(turn.events_on.get(origin))
+        landing = shape.filled | chess.BB_SQUARES[shape.move.to_square]
+        arrival = FOREVER
+        for square in chess.scan_forward(landing):
+            for when, placed in turn.events_on.get(square, ()):
+                if placed and when > lifted:
+                    arrival = min(arrival, when)
+                    break
+        return infer.knocked_by_hand(turn, origin, arrival, own)
 
     @staticmethod
     def first_lifted(turn: Turn) -> chess.Square | None:

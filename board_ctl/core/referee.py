@@ -129,6 +129,9 @@ class Referee:
                 self.completion.complete_match(end, guess=True)
             elif (released := self._released_at_end()) is not None:
                 self.completion.commit(released.shapes, released.since, guess=True)
+        if self.game.turn.asking:  # (nobody left to ask: the record says it)
+            self.game.turn.asking = ()
+            self.out.dirty = True
         return self._drain()
 
     def _released_at_end(self) -> Match | None:
@@ -193,7 +196,7 @@ class Referee:
         return LedView(board=self.board, occupied=self.game.occupied,
                        expected=turn.position.occupied, alerts=tuple(self.out.alerts.values()),
                        candidates=tuple(s.move.to_square for s in turn.ambiguous.shapes)
-                       if turn.ambiguous else (),
+                       if turn.ambiguous else turn.asking,
                        must_move=turn.must_move, faulty=self.game.faulty,
                        result=self.game.result,
                        shown=remote.lights(self.board), remote=shown, promotion=promotion,
@@ -216,9 +219,12 @@ class Referee:
             mismatch = self.displaced.deadline("position-mismatch" in self.out.alerts)
             if mismatch is not None:
                 due.append((mismatch, self.sensing.mismatch))
-            match = self.game.turn.match
+            turn = self.game.turn
+            match = turn.match
             if match is not None and decision is None and match.ends_game is not False:
                 due.append((match.since + GAME_END_HOLD_US, self.completion.end_by_placement))
+            if turn.crossing is not None:
+                due.append((turn.crossing, self.sensing.crossing_over))
             flag = self.game_clock.flag_deadline() if decision is None else None
             if flag is not None:  # (a press under judgement stopped the clock)
                 due.append((flag, self.completion.flag))
@@ -262,7 +268,10 @@ class Referee:
             return False
         if self.game.result is not None:
             return True
-        match = self.game.turn.match
+        turn = self.game.turn
+        if turn.crossing is not None and turn.crossing <= t:
+            return False  # (a square read as crossed, held past the crossing)
+        match = turn.match
         if (match is not None and match.ends_game is not False
                 and match.since + GAME_END_HOLD_US <= t):
             if match.ends_game is not None or not self.completion.goes_on(match):
@@ -362,13 +371,14 @@ class Referee:
             return  # nothing new since the last frame: the common case, made cheap
         game, board, remote_on = self.game, self.board, self.remote_on
         turn, result, faulty = game.turn, game.result, game.faulty
-        ambiguous, must_move = turn.ambiguous, turn.must_move
+        ambiguous, must_move, asking = turn.ambiguous, turn.must_move, turn.asking
         if (result is None and ambiguous is None and must_move is None and not faulty
-                and not remote_on and not out.alerts):
+                and not remote_on and not out.alerts and not asking):
             out.quiet_frame(game.now, board.turn)  # (what led_view lights: nothing)
             return
         state = (len(board.move_stack), result, ambiguous is not None and ambiguous.key,
-                 must_move, faulty, remote_on and self.remote.signature(board, game.occupied))
+                 must_move, faulty, remote_on and self.remote.signature(board, game.occupied),
+                 asking)
         out.frame(game.now, state, (game.occupied, turn.position.occupied), self.led_view)
 
     def _drain(self) -> list[Effect]:

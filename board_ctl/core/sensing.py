@@ -72,6 +72,9 @@ class Sensing:
             events.append((t, placed))
         if turn.displaced:
             turn.displaced &= ~bit  # (handled in this turn: read as it is from now on)
+        if turn.asking:  # (the LEDs asked to check the last move: play has gone on)
+            turn.asking = ()
+            self.out.dirty = True
         if placed:
             # (a placement that undid a change settling: a lift that proved a blip)
             if (self.debouncer.toggle(t, square, True) and game.result is None
@@ -196,6 +199,7 @@ class Sensing:
             self.remote_play.wait(t)  # a remote side's turn, or its move being made: not judged
             return
         turn = game.turn
+        turn.crossing = None  # (read anew)
         was_ambiguous = turn.ambiguous
         explained, agrees, answer, then_explained = self.reading.explain(turn, self.context(t))
         if turn.ambiguous is not was_ambiguous:
@@ -203,7 +207,7 @@ class Sensing:
         if agrees:
             game.after_outage = False  # the board and the game agree again
         if answer is not None:
-            self._reply_begun(answer, t)
+            self.reply_begun(answer, t)
             if then_explained:
                 self.explained(t)
         elif explained:
@@ -221,7 +225,7 @@ class Sensing:
         was_ambiguous = turn.ambiguous
         found = self.reading.answer(turn, self.context(t))
         if isinstance(found, Answer):
-            self._reply_begun(found, t)
+            self.reply_begun(found, t)
             return True
         if turn.ambiguous is not was_ambiguous:
             self.out.dirty = True  # (the candidates blink)
@@ -229,7 +233,7 @@ class Sensing:
             self.explained(t)
         return found
 
-    def _reply_begun(self, answer: Answer, t: int) -> None:
+    def reply_begun(self, answer: Answer, t: int) -> None:
         """The opponent began his reply at `answer.cutoff`: the move is complete, and what
         happened from then on is his (touches, raw events, a selector set)."""
         game = self.game
@@ -249,8 +253,14 @@ class Sensing:
             if self._still_displaced():
                 displaced.unexplained(t, 0)  # the mismatch stands until they are back
             else:
+                knocked = 0
+                if displaced.lifted:  # (the mover's hand knocked them: no touch out of turn)
+                    first = self.reading.first_lifted(game.turn)
+                    if first is not None:
+                        knocked = infer.knocked_by_hand(game.turn, first)
                 self.completion.apply(t, displaced.explained(
-                    game.turn.board, game.occupied, "position-mismatch" in out.alerts))
+                    game.turn.board, game.occupied, "position-mismatch" in out.alerts,
+                    knocked))
         if "illegal-move" in out.alerts and (self.illegal.at_once or
                                              game.occupied == game.turn.position.occupied):
             out.clear(t, "illegal-move")  # (or the position is reinstated)
@@ -267,24 +277,35 @@ class Sensing:
                 away |= chess.BB_SQUARES[square]
         return bool(away and away & (self.game.occupied ^ infer.reference_occupancy(turn)))
 
-    def _unexplained(self, t: int) -> None:
+    def _unexplained(self, t: int, stop: bool = False) -> None:
+        """The board is no legal move, none on its way and no reply: the reading of the
+        turn (`TurnReading`) says what it is, the cheapest first. A slid piece crossing a
+        square (a move on its way; `stop`: the square held past CROSSING_HELD, it was
+        not); a legal move made with pieces displaced around it (7.4: the mismatch alert
+        if they stay so); the mover's pieces in hand, a move attempt judged at the press;
+        or pieces displaced (the opponent's lifted out of turn, unless the mover's hand
+        knocked them: `explained`)."""
         game = self.game
-        position = game.turn.position
+        turn = game.turn
+        position = turn.position
         occupied = game.occupied
         debouncer = self.debouncer
-        if self.reading.on_its_way(game.turn, occupied, debouncer.settled & ~debouncer.raw):
+        if (not stop and not self.illegal.at_once  # (casual flags any illegal placement)
+                and self.reading.on_its_way(turn, occupied, debouncer.settled & ~debouncer.raw)):
             self.explained(t)  # a slid piece crossing a square, or closing the next one
+            turn.crossing = t + infer.CROSSING_HELD_US
             return
         emptied = position.occupied & ~occupied
-        theirs = emptied & ~position.board.occupied_co[position.board.turn]
-        if infer.in_hand(position, occupied):
-            made = self.reading.made(game.turn, occupied).move
+        own = position.board.occupied_co[position.board.turn]
+        if emptied & own:
+            made = self.reading.made(turn, occupied).move
             if made is not None:  # the move is made: the rest is displaced (7.4)
-                game.turn.made = made
+                turn.made = made
                 # (knocked off, not touched: 4.2.2, an accident is no touch)
-                game.turn.knocked |= emptied & ~made.vacated
+                turn.knocked |= emptied & ~made.vacated
                 self.displaced.unexplained(t, 0)  # (knocked by the mover: no wrong side)
                 return
+        if infer.in_hand(position, occupied):
             # The mover's pieces in hand, put down or not: a move attempt, perhaps illegal,
             # judged at the clock press and not hinted at before it (12.6).
             self.explained(t)
@@ -293,7 +314,14 @@ class Sensing:
                 self.out.raise_(t, self.illegal.placement(
                     position.board.turn, position.occupied ^ occupied))
             return
-        self.displaced.unexplained(t, theirs)
+        self.displaced.unexplained(t, emptied & ~own)
+
+    def crossing_over(self, when: int) -> None:
+        """A square read as crossed by a slid piece is still held: it was a stop."""
+        turn = self.game.turn
+        turn.crossing = None
+        if self.game.result is None:
+            self._unexplained(when, stop=True)
 
     def mismatch(self, when: int) -> None:
         reference = infer.reference_occupancy(self.game.turn)

@@ -54,17 +54,25 @@ class Shape(NamedTuple):
 
 def transit(shape: Shape) -> chess.Bitboard:
     """The squares a piece pushed along the surface crosses on its way: those between its
-    origin and its destination on a line (a castling king's too), or, for a knight's
-    jump, the two beside both."""
-    origin, target = shape.move.from_square, shape.move.to_square
-    between = _BETWEEN[origin][target]
-    if between or not _KNIGHT_JUMPS[origin] & chess.BB_SQUARES[target]:
-        return between
-    return chess.BB_KING_ATTACKS[origin] & chess.BB_KING_ATTACKS[target]
+    origin and its destination on a line (a castling king's too), or, for a knight, those
+    of either leg of its L (the long leg first or the short one)."""
+    return _TRANSIT[shape.move.from_square][shape.move.to_square]
 
 
-_BETWEEN = [[chess.between(a, b) for b in chess.SQUARES] for a in chess.SQUARES]
-_KNIGHT_JUMPS = chess.BB_KNIGHT_ATTACKS
+def _knight_legs(origin: chess.Square, target: chess.Square) -> chess.Bitboard:
+    f, r = chess.square_file(origin), chess.square_rank(origin)
+    df, dr = chess.square_file(target) - f, chess.square_rank(target) - r
+    sf, sr = (df > 0) - (df < 0), (dr > 0) - (dr < 0)
+    if abs(df) == 2:  # (along the file first: one step; along the rank first: two)
+        legs = [(f + sf, r), (f + 2 * sf, r), (f, r + sr), (f + sf, r + sr)]
+    else:
+        legs = [(f, r + sr), (f, r + 2 * sr), (f + sf, r), (f + sf, r + sr)]
+    return sum(chess.BB_SQUARES[chess.square(x, y)] for x, y in legs)
+
+
+_TRANSIT = [[chess.between(a, b) or (_knight_legs(a, b) if chess.BB_KNIGHT_ATTACKS[a]
+                                     & chess.BB_SQUARES[b] else 0)
+             for b in chess.SQUARES] for a in chess.SQUARES]
 
 
 def shape_of(board: chess.Board, move: chess.Move) -> Shape:
