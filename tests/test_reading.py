@@ -220,3 +220,14 @@ def test_a_victim_pushed_ahead_tells_the_capture() -> None:
                time_control="300+2")
     assert out.sans == ["Qxb6", "Kd7"]
     assert out.alerts == []
+
+
+def test_a_piece_put_down_ahead_of_a_capture_and_left_there_is_an_illegal_move() -> None:
+    # d4 onto e6, the e5 pawn untouched, and the press: a push-off's victim would be taken
+    # off the board first; one still there was put down on purpose. An illegal move, the
+    # squares it names its own (no capture on e5 made up), nothing else raised.
+    out = play("-d4 @0.7 +e6 @0.5 Cw ~1 -e6 @0.5 +d4 ~1 -d4 +e5 Cw",
+               "4k3/8/8/4p3/3P4/8/8/4K3 w - - 0 1", time_control="300+2")
+    assert out.alerts == ["illegal-move"]
+    assert out.alert("illegal-move")["squares"] == ["d4", "e6"]
+    assert out.sans == ["dxe5"]

@@ -141,7 +141,7 @@ def pushed_off(turn: Turn, origin: chess.Square, lifted: int, before: int = FORE
     """Victims the piece lifted from `origin` (at `lifted`) pushed off their square as it
     took it, seen nowhere on it: (when, victim) for each enemy piece it attacks that has
     an empty neighbouring square ahead of its travel, on which a piece came down after
-    the lift: the victim knocked onto it."""
+    the lift and was taken off again: the victim knocked onto it, then removed."""
     board = turn.position.board
     targets = board.attacks_mask(origin) & board.occupied_co[not board.turn] & ~turn.displaced
     if not targets:
@@ -153,8 +153,9 @@ def pushed_off(turn: Turn, origin: chess.Square, lifted: int, before: int = FORE
             continue
         came = next((when for when, placed_ in seen if placed_ and lifted < when < before),
                     None)
-        if came is None:
-            continue
+        if came is None or not any(not placed_ and came < when < before
+                                   for when, placed_ in seen):
+            continue  # (a victim pushed off is taken off the board: a piece left there is not)
         for victim in chess.scan_forward(chess.BB_KING_ATTACKS[square] & targets):
             if ahead(origin, victim, square):
                 found.append((came, victim))

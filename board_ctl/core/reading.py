@@ -53,7 +53,6 @@ KNOCKED = 3.0  # a piece of the mover's knocked over by his hand during the move
 DISPLACED = 2.0  # an opponent's piece displaced (7.4): never a move of the mover's
 OFF_BOARD = 1.5  # a piece lifted and put down nowhere: in a hand, or fallen off the board
 FIRST_LIFTED = 2.0  # the piece the hand lifted first taken as knocked, not as the move's
-PUSHED_OFF = 0.5  # a capture's victim pushed onto a square beside it, then taken off
 ILLEGAL = 6.0  # an illegal move: rare, but the only reading of pieces moved on purpose
 DELIBERATE = 20.0  # a piece moved and released on purpose, taken as no part of the move
 IMPOSSIBLE = 100.0  # a piece come down before it left its square
@@ -270,17 +269,12 @@ class TurnReading:
         best, best_knocked = IMPOSSIBLE * 64, 0
         # Each landing from one of the sources, or from nowhere (put down from a hand);
         # the sources left over are off the board. (A few squares each: all pairings.)
-        pushed = self._pushed_off(turn, shape)
         options = sources + [None] * len(landings)
         for chosen in itertools.permutations(options, len(landings)):
             cost, knocked, used = 0.0, 0, 0
             for landing, source in zip(landings, chosen):
                 if source is None:
-                    if pushed & chess.BB_SQUARES[landing] and not used & pushed:
-                        cost += PUSHED_OFF  # the victim, knocked off by the capturing piece
-                        used |= pushed  # (one victim)
-                    else:
-                        cost += DELIBERATE  # a piece from off the board, put down by a hand
+                    cost += DELIBERATE  # a piece from off the board, put down by a hand
                     continue
                 used |= chess.BB_SQUARES[source]
                 pair, was_knocked = self._pair(turn, source, landing, own, first, near)
@@ -291,26 +285,6 @@ class TurnReading:
             if cost < best:
                 best, best_knocked = cost, knocked
         return best, best_knocked
-
-    @staticmethod
-    def _pushed_off(turn: Turn, shape: Shape) -> chess.Bitboard:
-        """Where the victim of `shape`, a capture, may have been pushed off to: the empty
-        squares beside it, ahead of the capturing piece's travel, where a piece came down
-        after its lift (see
-        `inference.pushed_off`)."""
-        if shape.captured is None or shape.filled:
-            return 0
-        origin = shape.move.from_square
-        lifted = _first_lift(turn.events_on.get(origin))
-        if lifted == FOREVER:
-            return 0
-        out = 0
-        for square in chess.scan_forward(chess.BB_KING_ATTACKS[shape.captured]
-                                         & ~turn.position.occupied):
-            if (infer.ahead(origin, shape.captured, square)
-                    and _last_place(turn.events_on.get(square)) > lifted):
-                out |= chess.BB_SQUARES[square]
-        return out
 
     @staticmethod
     def _pair(turn: Turn, source: chess.Square, landing: chess.Square, own: chess.Bitboard,
