@@ -231,3 +231,27 @@ def test_a_piece_put_down_ahead_of_a_capture_and_left_there_is_an_illegal_move()
     assert out.alerts == ["illegal-move"]
     assert out.alert("illegal-move")["squares"] == ["d4", "e6"]
     assert out.sans == ["dxe5"]
+
+
+# ---------------------------------------------------------------------- knocked pieces
+#
+# Black takes on f6 victim first; reaching for the f8 rook the hand knocks the e8 rook
+# onto d8. At the press the board reads as Rd8 with the f8 rook in hand as cheaply as
+# the capture with a knocked rook, unless the model counts what the sensors saw: the
+# piece lifted first (f8) is the one the hand went for, and f6 emptied and filled again.
+TWO_ROOKS = "4rrk1/pp4pp/2nqpB2/3p4/1b6/2N4B/PPPQ1PPP/R4RK1 b - - 0 15"  # (a corpus game)
+KNOCKED_REACHING = "-f6 @0.34 -f8 @0.054 -e8 @0.026 +d8 @0.065 +f6"
+
+
+@pytest.mark.parametrize("press, back, alerts", [
+    ("@0.4 Cb", "@0.1 -d8 @0.2 +e8", []),  # (0.8 s away: restored quickly)
+    ("@0.97 Cb", "@1.6 -d8 @0.3 +e8", ["position-mismatch"]),  # (d8 stood 1 s: released)
+    ("@0.4 Cb", "@2.0 -d8 @0.3 +e8", ["position-mismatch"])])
+def test_a_rook_knocked_while_another_takes_is_the_capture(press: str, back: str,
+                                                           alerts: list[str]) -> None:
+    out = play(f"{KNOCKED_REACHING} {press} {back} ~1 -a1 +b1 Cw", TWO_ROOKS,
+               time_control="300+2")
+    assert out.sans == ["Rxf6", "Rab1"]
+    assert out.alerts == alerts
+    if alerts:
+        assert out.alert("position-mismatch")["squares"] == ["d8", "e8"]

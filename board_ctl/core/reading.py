@@ -140,6 +140,18 @@ def _first_lift(events: list[tuple[int, bool]] | None) -> int:
     return FOREVER
 
 
+def _swapped(turn: Turn, kept: chess.Bitboard) -> chess.Bitboard:
+    """The squares of `kept` (occupied before the turn and now) that emptied and filled
+    again during it, empty longer than a piece between two squares keeps both closed:
+    a piece taken off, and one (the same or another) put on."""
+    found = 0
+    for square, seen in turn.events_on.items():
+        if (kept & chess.BB_SQUARES[square]
+                and _last_place(seen) - _first_lift(seen) > OVERLAP_US):
+            found |= chess.BB_SQUARES[square]
+    return found
+
+
 def _last_place(events: list[tuple[int, bool]] | None) -> int:
     if events:
         for when, placed in reversed(events):
@@ -229,6 +241,7 @@ class TurnReading:
         if not emptied & own:
             return Verdict(tuple(readings))  # (no piece of his left its square: no move)
         unseen_captures = pressed and infer._nothing_down_since_lifted(turn, emptied, filled)
+        swapped = _swapped(turn, base & occupied)
         for shape in position.moves_from(emptied & own):
             if shape.vacated & ~emptied or shape.filled & ~filled:
                 continue
@@ -244,6 +257,11 @@ class TurnReading:
                 continue  # (a piece arrived before it left: another piece stands there)
             after = shape.after(base)
             missing, extra = after & ~occupied, occupied & ~after
+            if swapped:  # (a square emptied and filled again: a piece off it, one onto it)
+                victim = chess.BB_SQUARES[shape.captured] if shape.captured is not None else 0
+                swapped_here = swapped & ~(shape.vacated | shape.filled | victim)
+                missing |= swapped_here
+                extra |= swapped_here
             cost, knocked = self._displaced(turn, shape, missing, extra, own, first)
             readings.append(named_tuple(Explanation, (
                 shape, cost, missing | extra, knocked,
@@ -258,7 +276,8 @@ class TurnReading:
         occupied but are empty, `missing`, and those occupied it should leave empty,
         `extra`), paired the cheapest way; and the mover's squares knocked."""
         if not extra:  # (the common case: pieces in hand or off the board only)
-            return OFF_BOARD * missing.bit_count(), 0
+            return (OFF_BOARD * missing.bit_count()
+                    + self._first_kept(turn, missing, own, first)), 0
         sources = list(chess.scan_forward(missing))
         landings = list(chess.scan_forward(extra))
         if len(landings) > MOST_LANDINGS or len(sources) > 2 * MOST_LANDINGS:
@@ -282,9 +301,20 @@ class TurnReading:
                 if was_knocked:
                     knocked |= chess.BB_SQUARES[source]
             cost += OFF_BOARD * (missing & ~used).bit_count()
+            cost += self._first_kept(turn, missing & ~used, own, first)
             if cost < best:
                 best, best_knocked = cost, knocked
         return best, best_knocked
+
+    @staticmethod
+    def _first_kept(turn: Turn, away: chess.Bitboard, own: chess.Bitboard, first: int
+                    ) -> float:
+        """FIRST_LIFTED if the mover's piece lifted first is among those read as off the
+        board: the hand went for that piece (4.3), it is no bystander."""
+        for square in chess.scan_forward(away & own):
+            if _first_lift(turn.events_on.get(square)) <= first + OVERLAP_US:
+                return FIRST_LIFTED
+        return 0.0
 
     @staticmethod
     def _pair(turn: Turn, source: chess.Square, landing: chess.Square, own: chess.Bitboard,
@@ -296,6 +326,8 @@ class TurnReading:
         came = _last_place(events.get(landing))
         if came < left - OVERLAP_US:
             return IMPOSSIBLE, False
+        if source == landing:  # lifted and put back: a touch (the touch rules judge it)
+            return (0.0 if own & chess.BB_SQUARES[source] else DISPLACED), False
         if not own & chess.BB_SQUARES[source]:
             return DISPLACED, False  # an opponent's piece: displaced, whoever did it
         if (chess.square_distance(source, landing) > 1
