@@ -255,3 +255,22 @@ def test_a_rook_knocked_while_another_takes_is_the_capture(press: str, back: str
     assert out.alerts == alerts
     if alerts:
         assert out.alert("position-mismatch")["squares"] == ["d8", "e8"]
+
+
+# ---------------------------------------------------------------------- blitz: taken before the press
+#
+# In blitz the opponent may lift the piece just put down, to take it, before the press:
+# the move was made there. A slid piece's squares are no such thing: it moved on (the
+# next square closing as it left), or nobody could take it there.
+
+SLID_TO_B2 = "1rr2nRR/4kp2/4p2P/2b5/p3N3/P3P3/1P2K3/8 b - - 0 36"  # (a corpus game)
+
+
+def test_a_rook_slid_into_an_unseen_capture_is_not_taken_on_a_square_it_crossed() -> None:
+    # b8 pushed over b7-b3 (blips of 36-83 ms, b4 next to White's a3 pawn), lifted off b3
+    # onto b2, whose pawn goes with no change seen; the press 0.13 s later
+    out = play("-b8 @0.076 +b7 @0.036 -b7 @0.094 +b6 @0.068 -b6 @0.059 +b5 @0.083 -b5 "
+               "@0.052 +b4 @0.054 -b4 @0.052 +b3 @0.082 -b3 @0.132 Cb ~1 -e2 +f3 Cw",
+               SLID_TO_B2, time_control="300+2")
+    assert out.sans == ["Rxb2+", "Kf3"]
+    assert out.alerts == []

@@ -796,11 +796,31 @@ def landed_then_taken(turn: Turn, occupied: chess.Bitboard, pressed: int,
             if full:
                 return full, lifts[0]
         touchdown = _taken_before_the_press(seen, pressed)
-        if touchdown is not None:
-            full = position.full(occupied | bit)
+        if touchdown is not None and not moved_on(turn, square, touchdown):
+            full = [shape for shape in position.full(occupied | bit)
+                    if takeable(position.board, shape)]
             if full:
                 return full, touchdown
     return None
+
+
+def takeable(board: chess.Board, shape: Shape) -> bool:
+    """Whether the opponent can take the piece `shape` put down, on its square: a piece
+    just put down is lifted by the opponent before the press only to take it."""
+    after = board.copy(stack=False)
+    after.push(shape.move)
+    return bool(after.attackers_mask(after.turn, shape.move.to_square))
+
+
+def moved_on(turn: Turn, square: chess.Square, left: int) -> bool:
+    """Whether the piece that left `square` at `left` went on along the surface: a
+    neighbouring square closed within SLIDE_GAP of its leaving (a slide's next square),
+    not a piece lifted off the board."""
+    for neighbour in chess.scan_forward(chess.BB_KING_ATTACKS[square]):
+        for when, placed_ in turn.events_on.get(neighbour, ()):
+            if placed_ and abs(when - left) <= SLIDE_GAP_US:
+                return True
+    return False
 
 
 # In blitz the opponent lifts the piece he takes up to 0.1 s before the press, as soon as

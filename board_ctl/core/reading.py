@@ -189,7 +189,8 @@ class TurnReading:
         """A press judged while the board shows a capture nobody saw land: a move whose
         piece was seen standing (placed) until just before the press, when the opponent,
         as in blitz, lifted it to take it (EARLY_LIFT); unless it had only crossed that
-        square, pushed along the surface on the capture's way (`inference.crossed`).
+        square, pushed along the surface on the capture's way (`inference.crossed`, or
+        the next square closing as it left: `inference.moved_on`).
         Such a move was made: the capture would need the piece that stood to have gone
         on, unseen."""
         standing = turn.match
@@ -197,7 +198,8 @@ class TurnReading:
         for match in reversed(seen):
             if (match is standing or not match.placed or match.left_at is None
                     or match.left_at < pressed - infer.EARLY_LIFT_US
-                    or infer.crossed(turn, seen, match, slid=True)):
+                    or infer.crossed(turn, seen, match, slid=True)
+                    or infer.moved_on(turn, match.shapes[0].move.to_square, match.left_at)):
                 continue
             fitting = [s for s in match.shapes if infer.answers(turn, s, ctx.occupied)]
             if fitting:
