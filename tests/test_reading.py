@@ -274,3 +274,30 @@ def test_a_rook_slid_into_an_unseen_capture_is_not_taken_on_a_square_it_crossed(
                SLID_TO_B2, time_control="300+2")
     assert out.sans == ["Rxb2+", "Kf3"]
     assert out.alerts == []
+
+
+# ---------------------------------------------------------------------- sensor health
+#
+# A sensor is judged by what no move explains, not by how often its square changes: a
+# blitz exchange on one square changes it ten times in under three seconds.
+
+EXCHANGE_ON_D5 = "3qkb1r/ppp2ppp/5n2/3p4/4P3/2N5/PPP2PPP/R2QKBNR w KQk - 0 1"
+
+
+def test_a_blitz_exchange_on_one_square_is_no_sensor_fault() -> None:
+    ply = "-d5 @0.15 -{} @0.15 +d5 @0.12 C{} @0.1"
+    script = " ".join(ply.format(square, side) for square, side in
+                      [("e4", "w"), ("f6", "b"), ("c3", "w"), ("d8", "b"), ("d1", "w")])
+    out = play(f"{script} ~1 -e8 +e7 Cb", EXCHANGE_ON_D5, profile="blitz",
+               time_control="180+2")
+    assert out.sans == ["exd5", "Nxd5", "Nxd5", "Qxd5", "Qxd5", "Ke7"]
+    assert out.alerts == []
+
+
+def test_a_square_flickering_with_no_move_is_still_suspect() -> None:
+    # (the same number of changes on d5, none of them a move: the sensor)
+    flicker = " ".join(["-d5 @0.15 +d5 @0.15"] * 5)
+    out = play(f"-e2 +e4 Cw ~1 {flicker} ~1 -e8 +e7 Cb",
+               "3qkb1r/ppp2ppp/5n2/3p4/8/2N5/PPPP1PPP/R2QKBNR w KQk - 0 1",
+               profile="blitz", time_control="180+2")
+    assert "suspect-sensor" in out.alerts

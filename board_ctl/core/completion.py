@@ -310,6 +310,8 @@ class Completion:
         board, old, out, press, move = self.board, self.game.turn, self.out, self.press, shape.move
         mover = board.turn
         self.game.from_scan = False
+        self.sensing.health.explained(shape.vacated | shape.filled | (
+            chess.BB_SQUARES[shape.captured] if shape.captured is not None else 0))
         if out.alerts:
             for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
                 out.clear(t, code)  # the previous move's irregularities are settled
