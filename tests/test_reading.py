@@ -301,3 +301,12 @@ def test_a_square_flickering_with_no_move_is_still_suspect() -> None:
                "3qkb1r/ppp2ppp/5n2/3p4/8/2N5/PPPP1PPP/R2QKBNR w KQk - 0 1",
                profile="blitz", time_control="180+2")
     assert "suspect-sensor" in out.alerts
+
+
+def test_a_bounce_is_no_victim_taken_off() -> None:
+    # a7 onto b5 (illegal), the switch bouncing as it lands, beside White's knight on b6
+    # which the pawn attacks: b5 is no square the knight was pushed off to
+    out = play("-a7 @1.4 +b5 @0.0013 -b5 @0.0004 +b5 @0.0006 -b5 @0.0008 +b5 @1.1 Cb",
+               "4k3/p7/1N6/8/8/8/8/4K3 b - - 0 1", time_control="300+2")
+    assert out.alerts == ["illegal-move"]
+    assert sorted(out.alert("illegal-move")["squares"]) == ["a7", "b5"]

@@ -341,9 +341,9 @@ class Completion:
         else:
             if reply is None:
                 goes_on = self.endings.cannot_end(board, move)
-        others = [other for other in uncertain if other.move != move]
+        others = [other for other in uncertain if other.move != move] if uncertain else None
         also = ", ".join(board.san(other.move) if other.move else "an illegal move"
-                         for other in others)
+                         for other in others) if others else ""
         san = board.san_and_push(move)
         switched, press.switched = press.switched, None
         if switched is None:

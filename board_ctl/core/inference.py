@@ -153,13 +153,23 @@ def pushed_off(turn: Turn, origin: chess.Square, lifted: int, before: int = FORE
             continue
         came = next((when for when, placed_ in seen if placed_ and lifted < when < before),
                     None)
-        if came is None or not any(not placed_ and came < when < before
-                                   for when, placed_ in seen):
+        if came is None or _left_standing(seen, before):
             continue  # (a victim pushed off is taken off the board: a piece left there is not)
         for victim in chess.scan_forward(chess.BB_KING_ATTACKS[square] & targets):
             if ahead(origin, victim, square):
                 found.append((came, victim))
     return found
+
+
+def _left_standing(seen: list[tuple[int, bool]], before: int) -> bool:
+    """Whether the square's last change before `before` put a piece down (a bounce's
+    lift in between is no piece taken off)."""
+    last = True
+    for when, placed_ in seen:
+        if when >= before:
+            break
+        last = placed_
+    return last
 
 
 def ahead(origin: chess.Square, victim: chess.Square, square: chess.Square) -> bool:
