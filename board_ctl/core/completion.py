@@ -315,12 +315,17 @@ class Completion:
         if out.alerts:
             for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
                 out.clear(t, code)  # the previous move's irregularities are settled
-        touched = old.touched
+        touched, knocked = old.touched, old.knocked
         if touched:
-            knocked = old.knocked | self.reading.knocked(old, shape)
+            knocked |= self.reading.knocked(old, shape)
             if knocked:  # (an accident is no touch: 4.2.2)
                 touched = [(when, sq) for when, sq in touched
                            if not knocked & chess.BB_SQUARES[sq]]
+        displaced = self.displaced
+        if displaced.lifted:  # (the move's own squares, its victim's: no touch out of turn)
+            done = shape.vacated | shape.filled | (
+                chess.BB_SQUARES[shape.captured] if shape.captured is not None else 0)
+            displaced.lifted = {sq for sq in displaced.lifted if not done & chess.BB_SQUARES[sq]}
         finding = self.touch_move.check(old.position, touched, old.must_move, shape)
         if finding is not None:
             out.raise_(t, finding)
@@ -372,6 +377,8 @@ class Completion:
             out.dirty = True
         if old.displaced:  # (pieces displaced before, still away: still none of its moves)
             turn.displaced = old.displaced & (turn.position.occupied ^ self.game.occupied)
+        if knocked:  # (put back by the hand that knocked them: no touch out of turn)
+            turn.knocked_before = knocked & turn.position.occupied
         if self.game.faulty:
             self.game.occupied = self.sensing.read()
         if draws.claim_pending is not None:

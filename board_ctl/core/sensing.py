@@ -253,14 +253,22 @@ class Sensing:
             if self._still_displaced():
                 displaced.unexplained(t, 0)  # the mismatch stands until they are back
             else:
-                knocked = 0
-                if displaced.lifted:  # (the mover's hand knocked them: no touch out of turn)
-                    first = self.reading.first_lifted(game.turn)
+                accounted = 0
+                if displaced.lifted:  # (no touch out of turn: the victim of the move shown,
+                    # the pieces the mover's hand knocked over)
+                    turn = game.turn
+                    position = turn.position
+                    away = (position.occupied & ~game.occupied
+                            & position.board.occupied_co[position.board.turn])
+                    for shape in position.moves_from(away):  # (his pieces gone: captures?)
+                        if shape.captured is not None:
+                            accounted |= chess.BB_SQUARES[shape.captured]
+                    first = self.reading.first_lifted(turn)
                     if first is not None:
-                        knocked = infer.knocked_by_hand(game.turn, first)
+                        accounted |= infer.knocked_by_hand(turn, first)
                 self.completion.apply(t, displaced.explained(
                     game.turn.board, game.occupied, "position-mismatch" in out.alerts,
-                    knocked))
+                    accounted))
         if "illegal-move" in out.alerts and (self.illegal.at_once or
                                              game.occupied == game.turn.position.occupied):
             out.clear(t, "illegal-move")  # (or the position is reinstated)
@@ -314,7 +322,7 @@ class Sensing:
                 self.out.raise_(t, self.illegal.placement(
                     position.board.turn, position.occupied ^ occupied))
             return
-        self.displaced.unexplained(t, emptied & ~own)
+        self.displaced.unexplained(t, emptied & ~own & ~turn.knocked_before)
 
     def crossing_over(self, when: int) -> None:
         """A square read as crossed by a slid piece is still held: it was a stop."""

@@ -60,7 +60,8 @@ class Turn:
 
     __slots__ = ("position", "started", "touched", "events_on", "lifted_raw", "match", "seen",
                  "released", "must_move", "ambiguous", "waiting_reply", "replies",
-                 "selections", "made", "knocked", "displaced", "crossing", "asking")
+                 "selections", "made", "knocked", "displaced", "crossing", "asking",
+                 "knocked_before")
 
     def __init__(self, position: Position, started: int) -> None:
         self.position = position
@@ -83,6 +84,9 @@ class Turn:
         # Pieces displaced before the turn began and untouched since (a move was completed
         # with them away, 7.4): no move of this turn's; read as the position has them.
         self.displaced: chess.Bitboard = 0
+        # The pieces the last move's hand knocked over (4.2.2): their owner putting them
+        # back now is no touch out of turn.
+        self.knocked_before: chess.Bitboard = 0
         # A slid piece read as crossing a square (a move on its way): until when that
         # reading holds; the square still held then, it was a stop.
         self.crossing: int | None = None

@@ -40,8 +40,8 @@ class Displaced:
                   alerted: bool, knocked: chess.Bitboard = 0) -> list[Action]:
         """The board is accounted for again: the mismatch alert clears; an opponent's
         piece lifted and put back before the alert was a touch out of turn (`wrong-side`,
-        shown and cleared at once), unless the mover's hand knocked it over (`knocked`:
-        4.2.2, an accident)."""
+        shown and cleared at once), unless the mover's hand knocked it over or it is the
+        victim of the move made (`knocked`: 4.2.2, an accident; the capture)."""
         differed, self.since = self.since is not None, None
         lifted, self.lifted = self.lifted, set()
         if not differed:
