@@ -795,6 +795,7 @@ def landed_then_taken(turn: Turn, occupied: chess.Bitboard, pressed: int,
     opponent taking it at once; and when he lifted it. (Not a slide's blip: then the
     piece lands further on, and the move is matched there.)"""
     position = turn.position
+    latest: tuple[list[Shape], int] | None = None
     for square, seen in turn.events_on.items():
         bit = chess.BB_SQUARES[square]
         if occupied & bit:
@@ -806,20 +807,23 @@ def landed_then_taken(turn: Turn, occupied: chess.Bitboard, pressed: int,
             if full:
                 return full, lifts[0]
         touchdown = _taken_before_the_press(seen, pressed)
-        if touchdown is not None and not moved_on(turn, square, touchdown):
+        if (touchdown is not None and (latest is None or touchdown > latest[1])
+                and not moved_on(turn, square, touchdown)):
             full = [shape for shape in position.full(occupied | bit)
                     if takeable(position.board, shape)]
-            if full:
-                return full, touchdown
-    return None
+            if full:  # (the last piece put down is the one taken: those before it went on)
+                latest = full, touchdown
+    return latest
 
 
 def takeable(board: chess.Board, shape: Shape) -> bool:
-    """Whether the opponent can take the piece `shape` put down, on its square: a piece
-    just put down is lifted by the opponent before the press only to take it."""
+    """Whether the opponent can take the piece `shape` put down (on its square, or en
+    passant): a piece just put down is lifted by the opponent before the press only to
+    take it."""
     after = board.copy(stack=False)
     after.push(shape.move)
-    return bool(after.attackers_mask(after.turn, shape.move.to_square))
+    return bool(after.attackers_mask(after.turn, shape.move.to_square)
+                or after.ep_square is not None and after.has_legal_en_passant())
 
 
 def moved_on(turn: Turn, square: chess.Square, left: int) -> bool:
