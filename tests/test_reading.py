@@ -347,6 +347,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     ("knocked-restored-late", True, 10),  # Rxf6 victim first, e8 knocked onto d8
     ("illegal-castling", True, 209),  # O-O-O through check; then O-O (4.4.3 allows it)
     ("illegal-castling", True, 85),
+    ("knocked-restored-late", True, 179),  # Rg8, the e7 bishop knocked onto d7 (not Bd7)
     ("blitz-scramble", True, 207),  # f4 slid over f3, lifted before the press for gxf3 e.p.
 ])
 def test_rendered_handling_is_read_right(behaviour: str, use_clock: bool, game: int) -> None:

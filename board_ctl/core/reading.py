@@ -330,10 +330,12 @@ class TurnReading:
             return IMPOSSIBLE, False
         if source == landing:  # lifted and put back: a touch (the touch rules judge it)
             return (0.0 if own & chess.BB_SQUARES[source] else DISPLACED), False
+        far = chess.square_distance(source, landing) > 1 or came - left > KNOCK_FLIGHT_US
         if not own & chess.BB_SQUARES[source]:
-            return DISPLACED, False  # an opponent's piece: displaced, whoever did it
-        if (chess.square_distance(source, landing) > 1
-                or not near & chess.BB_SQUARES[source] or came - left > KNOCK_FLIGHT_US):
+            # An opponent's piece: displaced, whoever did it; but knocked or nudged, it
+            # lands next to its square: put down further, someone moved it on purpose.
+            return (DELIBERATE if far else DISPLACED), False
+        if far or not near & chess.BB_SQUARES[source]:
             return DELIBERATE, False  # moved on purpose: no knock goes so far, or so slowly
         # (two lifts within OVERLAP are one grasp: either was lifted first)
         return KNOCKED + (FIRST_LIFTED if left <= first + OVERLAP_US else 0.0), True
