@@ -357,3 +357,16 @@ def test_rendered_handling_is_read_right(behaviour: str, use_clock: bool, game: 
     rendered = render_behaviour(corpus()[game], behaviour, seed=game, use_clock=use_clock)
     verdict = judge(rendered, replay(rendered))
     assert verdict.correct, verdict
+
+
+def test_a_slide_into_an_unseen_capture_is_no_piece_taken_before_the_press() -> None:
+    # (sim2, profile rapid) Rf8 pushed down the file with blips of 37-79 ms and onto f1,
+    # whose rook goes with no change seen; the press 0.12 s after f2's blip: no reply
+    # lifts a piece sooner than 80 ms after it was let go, so f2 was crossed, not taken
+    out = play("-f8 @0.0825 +f7 @0.0643 -f7 @0.0643 +f6 @0.0629 -f6 @0.0853 +f5 @0.0793 "
+               "-f5 @0.0969 +f4 @0.0485 -f4 @0.0401 +f3 @0.0367 -f3 @0.0706 +f2 @0.0577 "
+               "-f2 @0.1209 Cb ~1 -a1 +f1 Cw",
+               "2kr1r2/p1qb2p1/1p2p3/4b3/P3Q1Pp/1NP4P/1P4B1/R4RK1 b - - 0 23",
+               profile="rapid", time_control="300+2")
+    assert out.sans == ["Rxf1+", "Rxf1"]
+    assert out.alerts == []

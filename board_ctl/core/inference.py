@@ -839,7 +839,9 @@ def moved_on(turn: Turn, square: chess.Square, left: int) -> bool:
 
 # In blitz the opponent lifts the piece he takes up to 0.1 s before the press, as soon as
 # 80 ms after it was put down: too soon to settle. A touchdown lasts longer than a bounce.
-TOUCHDOWN = 0.03  # s: the shortest stand of a piece put down (a bounce: 0.3-10 ms)
+# A hand reaches for a piece the other has just let go of 80 ms later at the soonest (a
+# reaction); a slid piece's blip on a square it crosses is shorter (15-85 ms).
+TOUCHDOWN = 0.08  # s: the shortest stand of a piece put down and then taken
 EARLY_LIFT = 0.3  # s: the earliest before the press the opponent's hand takes it
 BOUNCE = 0.01  # s: a reed switch's contacts bounce for a few ms after a change
 TOUCHDOWN_US, EARLY_LIFT_US, BOUNCE_US = us(TOUCHDOWN), us(EARLY_LIFT), us(BOUNCE)
