@@ -29,6 +29,7 @@ otherwise, 2 for bad options.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import sys
@@ -176,8 +177,32 @@ def _keep(wrong_dir: Path, row: Row, rendered: RenderedGame, record: GameRecord,
     (wrong_dir / f"{stem}.report.jsonl").write_text("\n".join(record.report_lines()) + "\n")
 
 
-def _run_case_args(args: tuple[Any, ...]) -> Row:
-    return run_case(*args)
+@dataclass(frozen=True)
+class GameSource:
+    """Which games to render, by name: what a worker process is sent, so that it reads
+    the games itself (a parsed game is a deep tree of nodes that pickle cannot send)."""
+
+    pgn: tuple[Path, ...]  # () for the corpus
+    first: int  # the first N games (0: all)
+    every: int  # every K-th game of those
+
+    def load(self) -> tuple[int, list[tuple[int, chess.pgn.Game]]]:
+        """(how many games there are, the chosen ones with their indices)."""
+        if self not in _LOADED:
+            from corpus import corpus
+
+            everything = list(enumerate(_read_games(list(self.pgn)) if self.pgn
+                                        else corpus()))
+            _LOADED[self] = len(everything), everything[: self.first or None][:: self.every]
+        return _LOADED[self]
+
+
+_LOADED: dict[GameSource, tuple[int, list[tuple[int, chess.pgn.Game]]]] = {}
+
+
+def _run_case_in_worker(args: tuple[Any, ...]) -> Row:
+    name, use_clock, source, *rest = args
+    return run_case(name, use_clock, source.load()[1], *rest)
 
 
 def table(rows: list[Row]) -> str:
@@ -218,8 +243,6 @@ def _read_games(paths: list[Path]) -> list[chess.pgn.Game]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from corpus import corpus
-
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], epilog="behaviours: " + ", ".join(BEHAVIOURS))
     parser.add_argument("--behaviours", type=_behaviour_names, default=list(BEHAVIOURS),
@@ -252,21 +275,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.every, args.seeds, args.limit = max(args.every, 7), 1, min(args.limit or 4, 4)
 
-    everything = list(enumerate(_read_games(args.pgn) if args.pgn else corpus()))
-    games = everything[: args.games or None][:: args.every]
-    todo = [(name, use_clock, games, args.seeds, args.seed, args.wrong_dir, args.limit)
+    source = GameSource(tuple(args.pgn or ()), args.games, args.every)
+    available, games = source.load()
+    todo = [(name, use_clock, source, args.seeds, args.seed, args.wrong_dir, args.limit)
             for name, use_clock in cases(args.behaviours, args.clock)]
     cap = f", at most {args.limit} logs a case" if args.limit else ""
-    print(f"{len(games)} games of {len(everything)}, {args.seeds} seed(s) each (base "
+    print(f"{len(games)} games of {available}, {args.seeds} seed(s) each (base "
           f"{args.seed}){cap}, {len(todo)} behaviour/clock cases; the referee of this "
           "checkout", flush=True)
-    if args.jobs > 1:
-        import multiprocessing
+    rows = []
+    done_rows: Iterable[Row]
+    with contextlib.ExitStack() as stack:
+        if args.jobs > 1:
+            import multiprocessing
 
-        with multiprocessing.Pool(args.jobs) as pool:
-            rows = pool.map(_run_case_args, todo, chunksize=1)
-    else:
-        rows = [run_case(*case) for case in todo]
+            pool = stack.enter_context(multiprocessing.Pool(args.jobs))
+            done_rows = pool.imap(_run_case_in_worker, todo, chunksize=1)
+        else:
+            done_rows = map(_run_case_in_worker, todo)
+        for done in done_rows:
+            rows.append(done)
+            print(f"  {done.behaviour} ({'clock' if done.use_clock else 'no clock'}): "
+                  f"{done.counts['logs']} logs, {len(done.wrong)} not right", file=sys.stderr,
+                  flush=True)
     print(table(rows))
     ok = all(not r.wrong for r in rows)
     return 0 if ok else 1

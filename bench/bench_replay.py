@@ -8,6 +8,10 @@ referee, all raw events included. Two floors are measured on the same games: wha
 move-by-move program pays per ply (generate the legal moves, write the SAN, push the
 move), and the same plus `board.outcome()` (the game-end check every referee needs).
 
+The whole replay pipeline is measured too, as `board-ctl replay` runs it in one process:
+the log read from its text, the referee, the record, the report's lines and the PGN's
+text (and each of those parts alone: the reader, the writers).
+
 Everything is CPU time (process_time, not wall time), measured in rounds in which floors
 and replays take turns game by game, so the ratios hold on a loaded, shared machine where
 absolute figures do not; min and median over the rounds are printed. With `--compare`, every round also
@@ -18,6 +22,8 @@ in its own process, so before and after come from one run.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
+import io
 import json
 import os
 import statistics
@@ -70,28 +76,64 @@ def replay(log: SensorLog, latencies: list[float] | None = None) -> float:
     return time.process_time() - start
 
 
+PGN_DATE = dt.date(2026, 1, 1)  # (the PGN's Date tag: the same text every run)
+
+
+def pipeline(text: str, parts: dict[str, float]) -> float:
+    """CPU s of the whole replay of a log's text: read, referee and record, report lines,
+    PGN text; each part's CPU s added to `parts`."""
+    from board_ctl.core.profiles import PROFILES
+    from board_ctl.replay import replay_log
+    from board_ctl.sensorlog import read_sensor_log
+
+    t0 = time.process_time()
+    log = read_sensor_log(io.StringIO(text))
+    t1 = time.process_time()
+    record = replay_log(log, PROFILES["fide"])
+    t2 = time.process_time()
+    "\n".join(record.report_lines())
+    t3 = time.process_time()
+    record.pgn_text(PGN_DATE)
+    t4 = time.process_time()
+    parts["read"] += t1 - t0
+    parts["referee+record"] += t2 - t1
+    parts["report"] += t3 - t2
+    parts["pgn"] += t4 - t3
+    return t4 - t0
+
+
 def worker(data_path: str) -> None:
     """One round in this process: both floors and both replays, printed as JSON. They
     take turns game by game, so a slower spell of a shared machine falls on all four
     alike and the ratios hold."""
     from board_ctl.sensorlog import read_sensor_log
 
+    import chess.pgn  # noqa: F401  (imported once a process: not a cost of any ply)
+
     data = json.loads(Path(data_path).read_text())
     games = [(fen, [chess.Move.from_uci(u) for u in ucis]) for fen, ucis in data["games"]]
     clock_logs = [read_sensor_log(text.splitlines()) for text in data["clock"]]
     no_clock_logs = [read_sensor_log(text.splitlines()) for text in data["no_clock"]]
     plies = sum(len(line) for _, line in games)
-    cpu = dict.fromkeys(("plain", "outcome", "clock", "no_clock"), 0.0)
-    for (fen, line), clock_log, no_clock_log in zip(games, clock_logs, no_clock_logs):
+    cpu = dict.fromkeys(("plain", "outcome", "clock", "no_clock", "pipeline_clock",
+                         "pipeline_no_clock"), 0.0)
+    parts = {mode: dict.fromkeys(("read", "referee+record", "report", "pgn"), 0.0)
+             for mode in ("clock", "no_clock")}
+    for (fen, line), clock_log, no_clock_log, clock_text, no_clock_text in zip(
+            games, clock_logs, no_clock_logs, data["clock"], data["no_clock"]):
         cpu["plain"] += floor(fen, line, False)
         cpu["outcome"] += floor(fen, line, True)
         cpu["clock"] += replay(clock_log)
         cpu["no_clock"] += replay(no_clock_log)
+        cpu["pipeline_clock"] += pipeline(clock_text, parts["clock"])
+        cpu["pipeline_no_clock"] += pipeline(no_clock_text, parts["no_clock"])
     latencies: list[float] = []  # (a pass of its own: timing each event costs CPU too)
     for log in clock_logs:
         replay(log, latencies)
     latencies.sort()
     print(json.dumps({**{k: v / plies for k, v in cpu.items()},
+                      **{f"{mode}:{part}": v / plies for mode, by in parts.items()
+                         for part, v in by.items()},
                       "p50": statistics.median(latencies),
                       "p99": latencies[int(len(latencies) * 0.99)]}))
 
@@ -152,7 +194,11 @@ def main() -> None:
         for key, label in (("plain", "floor: legal moves + SAN + push"),
                            ("outcome", "floor + outcome()"),
                            ("clock", "replay, with clock presses"),
-                           ("no_clock", "replay, without a clock")):
+                           ("no_clock", "replay, without a clock"),
+                           ("pipeline_clock", "pipeline, with clock presses"),
+                           ("pipeline_no_clock", "pipeline, without a clock")):
+            if key not in results[0]:
+                continue  # (a checkout whose bench measured no pipeline)
             values = [r[key] * 1e6 for r in results]
             print(f"  {label:<36} min {min(values):7.1f} us  median "
                   f"{statistics.median(values):7.1f} us per ply")
@@ -161,6 +207,14 @@ def main() -> None:
                 ratios = [r[mode] / r[floor] for r in results]
                 print(f"  ratio {mode.replace('_', '-'):<8} / {floor:<8}  min {min(ratios):5.2f}x  "
                       f"median {statistics.median(ratios):5.2f}x")
+        for mode in ("clock", "no_clock"):
+            key = f"pipeline_{mode}"
+            ratios = [r[key] / r["outcome"] for r in results]
+            print(f"  ratio pipeline {mode.replace('_', '-'):<8} / outcome   min "
+                  f"{min(ratios):5.2f}x  median {statistics.median(ratios):5.2f}x  (of which "
+                  + ", ".join(f"{part} {statistics.median(r[f'{mode}:{part}'] / r['outcome'] for r in results):.2f}x"
+                              for part in ("read", "referee+record", "report", "pgn"))
+                  + ")")
         p50 = statistics.median(r["p50"] for r in results)
         p99 = statistics.median(r["p99"] for r in results)
         print(f"  per-event latency (clock) p50 {p50 * 1e6:.1f} us, p99 {p99 * 1e6:.1f} us")

@@ -2,6 +2,14 @@
 
     DATA/lock                                 held (flock) by the service using DATA
     DATA/games/20261130-153012/journal.jsonl
+    DATA/next-game/journal.jsonl              the next game's, made ahead (empty)
+
+The next game's folder and journal are made, and made durable, while no game waits on
+the disk (`prepare`): a game's start then only renames the folder and appends to the
+file, so its first LED frame waits for one fdatasync like any move, not for new files
+and directory syncs. A power cut can leave the rename undone on a file system that does
+not order it with the file's data: the journal, whose start record names its game, is
+then put back under its name at the next start (`adopt_prepared`).
 
 A game's PGN, report and sensor log can be exported from its journal at any time, also
 while the game is still being played (the journal is only ever appended to): a game in
@@ -24,10 +32,12 @@ from board_ctl.journal import JournalWriter, Recovered, decode_record, read_jour
 from board_ctl.record import GameRecord
 from board_ctl.replay import feed_all, new_game
 from board_ctl.sensorlog import StartInfo, dumps, event_to_json, start_to_json
-from board_ctl.storage import StorageError, describe, make_directory
+from board_ctl.storage import StorageError, describe, fsync_directory, make_directory
+from board_ctl.words import count
 
 JOURNAL = "journal.jsonl"
 LOCK = "lock"
+PREPARED = "next-game"  # the next game's folder, made ahead (DATA/next-game)
 ID_FORMAT = "%Y%m%d-%H%M%S"
 
 
@@ -37,6 +47,15 @@ class ArchiveError(BoardCtlError, LookupError):
 
 class DataDirBusy(BoardCtlError, RuntimeError):
     """Another service holds the data directory."""
+
+    def __init__(self, root: Path, owner: str) -> None:
+        self.root, self.owner = root, owner
+        super().__init__(f"{self.owner_text} (another board-ctl run): stop that one, or "
+                         f"give this one its own --data-dir")
+
+    @property
+    def owner_text(self) -> str:
+        return f"the data directory {self.root} is already in use by pid {self.owner}"
 
 
 def default_data_dir() -> Path:
@@ -75,9 +94,7 @@ class DataDirLock:
         except BlockingIOError:
             owner = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
             os.close(fd)
-            raise DataDirBusy(f"the data directory {self.root} is already in use by pid "
-                              f"{owner} (another board-ctl run): stop that one, or give "
-                              f"this one its own --data-dir") from None
+            raise DataDirBusy(self.root, owner) from None
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
@@ -134,21 +151,32 @@ class GameEntry:
     def finished(self) -> bool:
         return self.recovered.finished
 
+    @property
+    def abandoned(self) -> bool:
+        return self.recovered.abandoned
+
+    @property
+    def status(self) -> str:
+        """The result, or why there is none yet: "1-0", "* (in progress)", "* (abandoned)"."""
+        if self.abandoned:
+            return f"{self.result} (abandoned)"
+        return self.result if self.finished else f"{self.result} (in progress)"
+
     def record(self, profile: Profile | None = None) -> GameRecord:
         """The game as its journal's events replay it (the referee is deterministic).
 
         Up to the last time journaled (an effect or a time mark included: a flag that
         fell on a timer has no event of its own). A finished game is settled there as the
-        service settled it; a game in progress is not: a move still on its way (a piece
-        in hand, a press not yet made) is not guessed at, so the record has exactly the
-        moves completed so far."""
+        service settled it; a game in progress or abandoned is not: a move still on its
+        way (a piece in hand, a press not yet made) is not guessed at, so the record has
+        exactly the moves completed so far."""
         recovered = self.recovered
         start = recovered.start
         time_control = TimeControl.parse(start.time_control) if start.time_control else None
         profile = profile or PROFILES.get(recovered.profile, PROFILES["fide"])
         referee, record = new_game(start, profile, time_control)
         feed_all(referee, record, recovered.events)
-        if self.finished:
+        if recovered.settled:
             record.extend(referee.finish(recovered.last_t))
         else:
             record.extend(referee.feed(ev.Tick(max(recovered.last_t, referee.now))))
@@ -163,6 +191,22 @@ class GameEntry:
         lines = [start_to_json(self.recovered.start)]
         lines += [event_to_json(event) for event in self.recovered.events]
         return "".join(dumps(line) + "\n" for line in lines)
+
+
+def _board_of(journal: Path) -> str | None:
+    """The board a journal's game is played on, from its first line alone (None: not
+    said, a journal from before boards were named, or a first line that is damaged)."""
+    try:
+        with journal.open("rb") as stream:
+            first = stream.readline(64 * 1024)
+    except OSError:
+        return None
+    try:
+        record = decode_record(first.decode("utf-8"))
+    except UnicodeDecodeError:
+        return None
+    board = record.get("board") if record is not None else None
+    return board if isinstance(board, str) else None
 
 
 def _ends_cleanly(journal: Path) -> bool:
@@ -188,6 +232,67 @@ class Archive:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.games_dir = root / "games"
+        self.prepared = root / PREPARED
+        self.unsettled = False  # a prepared folder was renamed: its name is not synced yet
+
+    def _folders(self, reverse: bool = False) -> list[Path]:
+        """The games' folders with a journal, in the order of their ids (but one whose
+        journal never got a byte: no game started there)."""
+        if not self.games_dir.is_dir():
+            return []
+        found = []
+        for folder in self.games_dir.iterdir():
+            try:
+                if not folder.name.startswith(".") and (folder / JOURNAL).stat().st_size:
+                    found.append(folder)
+            except OSError:
+                continue
+        return sorted(found, reverse=reverse)
+
+    def prepare(self) -> None:
+        """Make the next game's folder and empty journal now, durably (the folder, the
+        file and their names), so that a game's start costs no new file. Called by the
+        service that holds the data directory, when no game waits on the disk. Raises
+        OSError (a full or read-only disk: the game's start then makes them itself)."""
+        self.adopt_prepared()
+        journal = self.prepared / JOURNAL
+        if journal.is_file() and journal.stat().st_size == 0:
+            return
+        make_directory(self.games_dir)  # (where it goes: the same file system)
+        make_directory(self.prepared)
+        fd = os.open(journal, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_directory(self.prepared)
+        fsync_directory(self.games_dir)
+        fsync_directory(self.root)
+
+    def adopt_prepared(self) -> str | None:
+        """A prepared journal that holds a game (the power went before its folder's new
+        name was on disk): its folder renamed to the game's id, which its start record
+        names. The id, or None when there was nothing to adopt."""
+        journal = self.prepared / JOURNAL
+        try:
+            if journal.stat().st_size == 0:
+                return None
+        except OSError:
+            return None
+        with journal.open("rb") as stream:
+            first = decode_record(stream.readline(64 * 1024).decode("utf-8", "replace"))
+        named = first.get("game") if first is not None else None
+        base = named if isinstance(named, str) and named and "/" not in named \
+            and not named.startswith(".") else dt.datetime.fromtimestamp(
+                journal.stat().st_mtime).strftime(ID_FORMAT)
+        game_id, n = base, 1
+        while (self.games_dir / game_id).exists():
+            n += 1
+            game_id = f"{base}-{n}"
+        os.rename(self.prepared, self.games_dir / game_id)
+        fsync_directory(self.games_dir)
+        fsync_directory(self.root)
+        return game_id
 
     def lock(self) -> DataDirLock:
         """Take the data directory for this process (DataDirBusy if another has it)."""
@@ -198,42 +303,90 @@ class Archive:
     def new_game(
         self, start: StartInfo, now: dt.datetime, profile: str = "fide",
         files: dict[str, str] | None = None, *, commit: bool = True,
+        board: str | None = None,
     ) -> tuple[str, JournalWriter]:
-        """A new game named by its start time, and its journal. With commit False its
-        folder and journal are made at the journal's first commit: a game that never
-        gets that far leaves nothing behind."""
+        """A new game named by its start time, played on `board`, and its journal. With
+        commit False its folder and journal are made at the journal's first commit: a
+        game that never gets that far leaves nothing behind."""
         base = now.strftime(ID_FORMAT)
         game_id, n = base, 1
         while (self.games_dir / game_id).exists():
             n += 1
             game_id = f"{base}-{n}"
         path = self.games_dir / game_id / JOURNAL
-        return game_id, JournalWriter.create(path, start, profile, files, commit=commit)
+        prepared = self._take_prepared(self.games_dir / game_id)
+        return game_id, JournalWriter.create(path, start, profile, files, commit=commit,
+                                             board=board, game_id=game_id,
+                                             prepared=prepared)
+
+    def _take_prepared(self, folder: Path) -> bool:
+        """The prepared folder renamed to `folder`, if there is one with an empty
+        journal (a rename: no new file, no sync; the journal's first fdatasync carries
+        it on a journaling file system, and `settle` makes it durable on any). True if
+        it was taken."""
+        try:
+            if (self.prepared / JOURNAL).stat().st_size != 0:
+                return False
+            os.rename(self.prepared, folder)
+        except OSError:
+            return False
+        self.unsettled = True
+        return True
+
+    def unsettled_names(self) -> list[Path]:
+        """The directories to sync to make a prepared folder's new name durable (the
+        service does it off the LEDs' path, once they show the game's first frame);
+        [] when there is none."""
+        if not self.unsettled:
+            return []
+        self.unsettled = False
+        return [self.games_dir, self.root]
 
     def games(self) -> list[GameEntry]:
-        if not self.games_dir.is_dir():
-            return []
         entries = []
-        for folder in sorted(self.games_dir.iterdir()):
+        for folder in self._folders():
             journal = folder / JOURNAL
             if journal.is_file():
                 entries.append(GameEntry(folder.name, folder, read_journal(journal)))
         return entries
 
-    def unfinished(self) -> GameEntry | None:
-        """The latest game not yet over: what a restarted service resumes. (A journal
-        whose last line is an intact end record is over: only its tail is read, so a
-        start-up does not read months of games.)"""
-        if not self.games_dir.is_dir():
-            return None
-        for folder in sorted(self.games_dir.iterdir(), reverse=True):
+    def unfinished(self, board: str | None = None) -> GameEntry | None:
+        """What a service starting on `board` may resume: the latest game played on that
+        board, if it is not over. A game of another board is never resumed here, nor one
+        the board has played a later game after. (A journal from before boards were
+        named counts as any board's. A journal whose last line is an intact end record
+        is over: only its first line and its tail are read, so a start-up does not read
+        months of games.) With `board` None: the latest unfinished game of any board."""
+        for folder in self._folders(reverse=True):
             journal = folder / JOURNAL
-            if not journal.is_file() or _ends_cleanly(journal):
+            if not journal.is_file():
                 continue
+            played_on = _board_of(journal)
+            if board is not None and played_on is not None and played_on != board:
+                continue  # another board's game
+            if _ends_cleanly(journal):
+                if board is None or played_on is None:
+                    continue
+                return None  # this board's latest game is over
             entry = GameEntry(folder.name, folder, read_journal(journal))
             if not entry.finished:
                 return entry
+            if board is not None and played_on is not None:
+                return None
         return None
+
+    def abandon(self, entry: GameEntry, writer: JournalWriter | None = None) -> None:
+        """Leave an unfinished game unfinished for good: its journal (`writer`, if it is
+        open already) gets an end record saying so (its moves stay: `board-ctl export`),
+        and no start resumes it again. Raises JournalError (a journal that cannot be
+        written)."""
+        if writer is None:
+            writer = JournalWriter.reopen(entry.folder / JOURNAL, entry.recovered)
+        try:
+            writer.end(entry.recovered.last_t, abandoned=True)
+        finally:
+            writer.close()
+        entry.recovered.ended = entry.recovered.abandoned = True
 
     def find(self, name: str) -> GameEntry:
         games = self.games()
@@ -243,7 +396,7 @@ class Archive:
             return found[0]
         if not found:
             raise ArchiveError(f"no game {name!r} in {self.games_dir} (see `board-ctl games`)")
-        raise ArchiveError(f"{name!r} fits {len(found)} games: "
+        raise ArchiveError(f"{name!r} fits {count(len(found), 'game')}: "
                            + ", ".join(g.game_id for g in found))
 
     def event_games(self, event: str) -> list[GameEntry]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,7 @@ from typing import Any
 from board_ctl import __version__
 from board_ctl.core.profiles import PROFILES
 from board_ctl.errors import BoardCtlError
+from board_ctl.words import count
 
 MAX_ERRORS_SHOWN = 100  # bad lines printed one by one; the rest are counted
 
@@ -28,7 +30,7 @@ MAX_ERRORS_SHOWN = 100  # bad lines printed one by one; the rest are counted
 def _replay(args: argparse.Namespace) -> int:
     from board_ctl.errors import SensorLogError
     from board_ctl.outputs import write_all
-    from board_ctl.replay import replay_log
+    from board_ctl.replay import replay_log, start_profile
     from board_ctl.sensorlog import load_sensor_log, parse_time_control
 
     name = "<stdin>" if args.log == "-" else args.log
@@ -42,9 +44,22 @@ def _replay(args: argparse.Namespace) -> int:
     except SensorLogError as exc:  # unreadable, or a start position no game can have
         where = f"{name}:" if exc.line is not None else ""
         return _fail("replay", f"{where}{exc}; nothing written")
+    if not log.events and log.start_line is None and log.errors and all(
+            error.reason.startswith("not valid JSON") for error in log.errors):
+        # nothing in it is a sensor log's line: say what it is and what replay reads,
+        # not one "not valid JSON" a line
+        if _looks_like_pgn(args.log):
+            return _fail("replay", f"{name} is a PGN file, not a sensor log: replay reads "
+                                   f"a game's sensor log (GAME.sensor.jsonl, beside its "
+                                   f"PGN; `board-ctl export GAME --sensor-log FILE` writes "
+                                   f"one from the archive); nothing written")
+        return _fail("replay", f"{name} is not a sensor log ({count(len(log.errors), 'line')}"
+                               f", none of them JSON): replay reads a game's sensor log "
+                               f"(GAME.sensor.jsonl, beside its PGN); nothing written")
     if time_control is None and log.start.time_control:
         time_control = parse_time_control(log.start.time_control)
-    record = replay_log(log, PROFILES[args.profile], time_control) if log.events else None
+    profile = start_profile(log.start, args.profile)
+    record = replay_log(log, profile, time_control) if log.events else None
     _print_errors(name, sorted(log.errors + log.warnings, key=lambda e: e.line or 0))
     if record is None:
         if any(error.line != log.start_line for error in log.errors):
@@ -68,9 +83,23 @@ def _replay(args: argparse.Namespace) -> int:
     moves = len(record.moves)
     alerts = sum(1 for line in record.report if line["kind"] == "alert")
     result = record.result.result if record.result else "*"
-    print(f"{name}: {moves} plies, {alerts} alerts, result {result}, "
-          f"{len(log.errors)} bad lines", file=sys.stderr)
+    print(f"{name}: {count(moves, 'ply', 'plies')}, {count(alerts, 'alert')}, result "
+          f"{result}, {count(len(log.errors), 'bad line')}", file=sys.stderr)
     return 0
+
+
+def _looks_like_pgn(path: str) -> bool:
+    """A PGN game's file: named .pgn, or beginning with a tag pair ([Event "..."])."""
+    if path == "-":
+        return False  # (standard input was read already)
+    if path.lower().endswith(".pgn"):
+        return True
+    try:
+        with open(path, encoding="utf-8-sig", errors="replace") as stream:
+            head = stream.read(4096)
+    except OSError:
+        return False
+    return re.match(r'\s*\[[A-Za-z0-9_]+\s+"', head) is not None
 
 
 def _print_errors(name: str, errors: list[Any]) -> None:
@@ -92,8 +121,24 @@ def _archive(args: argparse.Namespace) -> Any:
     return Archive(Path(args.data_dir) if args.data_dir else default_data_dir())
 
 
+def _missing_data_dir(args: argparse.Namespace, command: str) -> int | None:
+    """A --data-dir given that does not exist is a typo, not an empty archive: one line,
+    exit status 2 (the default one may simply not be made yet)."""
+    if args.data_dir and not Path(args.data_dir).is_dir():
+        return _fail(command, f"--data-dir {args.data_dir}: no such directory (the data "
+                              f"directory `board-ctl run --data-dir` wrote to)")
+    return None
+
+
 def _games(args: argparse.Namespace) -> int:
+    from board_ctl.record import UNKNOWN_EVENT
+
+    failed = _missing_data_dir(args, "games")
+    if failed is not None:
+        return failed
     archive = _archive(args)
+    if args.abandon:
+        return _abandon(archive, args.abandon)
     games = archive.games()
     if not games:
         print(f"no games in {archive.games_dir}")
@@ -102,11 +147,40 @@ def _games(args: argparse.Namespace) -> int:
     for game in games:
         tags = game.tags
         players = f"{tags.get('White', '?')} - {tags.get('Black', '?')}"
-        status = game.result if game.finished else f"{game.result} (in progress)"
-        print(f"{game.game_id:<20} {tags.get('Event', '-')[:22]:<22} {players[:34]:<34} "
-              f"{game.plies:>5}  {status}")
+        print(f"{game.game_id:<20} {tags.get('Event', UNKNOWN_EVENT)[:22]:<22} "
+              f"{players[:34]:<34} {game.plies:>5}  {game.status}")
         for problem in game.recovered.problems:
             print(f"  ! {problem}")
+    unfinished = [g for g in games if not g.finished]
+    if unfinished:
+        print(f"{count(len(unfinished), 'game')} in progress: each goes on when "
+              f"`board-ctl run` starts on its board and the board shows its position; "
+              f"`board-ctl games --abandon GAME` leaves one unfinished for good")
+    return 0
+
+
+def _abandon(archive: Any, name: str) -> int:
+    """`games --abandon GAME`: the game stays as it is, unfinished, and is never resumed."""
+    from board_ctl.archive import ArchiveError, DataDirBusy
+
+    try:
+        lock = archive.lock()
+    except DataDirBusy as exc:  # the service there has the game: it is not ours to end
+        return _fail("games", f"{exc.owner_text}: its board abandons its unfinished game "
+                              f"when set up in the start position; or stop it first", 1)
+    try:
+        try:
+            game = archive.find(name)
+        except ArchiveError as exc:
+            return _fail("games", str(exc))
+        if game.finished:
+            what = "abandoned already" if game.abandoned else f"over ({game.result})"
+            return _fail("games", f"game {game.game_id} is {what}: nothing to abandon")
+        archive.abandon(game)
+    finally:
+        lock.release()
+    print(f"game {game.game_id} abandoned: its {count(game.plies, 'ply', 'plies')} stay "
+          f"in the archive (`board-ctl export {game.game_id}`); no start resumes it")
     return 0
 
 
@@ -114,6 +188,9 @@ def _export(args: argparse.Namespace) -> int:
     from board_ctl.archive import ArchiveError
     from board_ctl.outputs import write_all
 
+    failed = _missing_data_dir(args, "export")
+    if failed is not None:
+        return failed
     archive = _archive(args)
     try:
         if args.event:
@@ -145,10 +222,10 @@ def _export(args: argparse.Namespace) -> int:
     if args.pgn in (None, "-"):
         sys.stdout.write(text)
     else:
-        print(f"{len(games)} game(s) written to {args.pgn}", file=sys.stderr)
+        print(f"{count(len(games), 'game')} written to {args.pgn}", file=sys.stderr)
     if logs:
         where = logs[0][1] if len(logs) == 1 else logs[0][1].parent
-        print(f"{len(logs)} sensor log(s) written to {where}", file=sys.stderr)
+        print(f"{count(len(logs), 'sensor log')} written to {where}", file=sys.stderr)
     return 0
 
 
@@ -160,7 +237,7 @@ def _sensor_log_paths(target: str, games: list[Any]) -> list[tuple[Any, Path]] |
     if len(games) == 1 and not path.is_dir():
         return [(games[0], path)]
     if path.exists() and not path.is_dir():
-        return (f"--sensor-log {target}: {len(games)} games are exported, one sensor log "
+        return (f"--sensor-log {target}: {count(len(games), 'game')} are exported, one sensor log "
                 f"each: name a directory (or export one game)")
     return [(game, path / f"{game.game_id}.sensor.jsonl") for game in games]
 
@@ -241,8 +318,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     replay.add_argument("--pgn", help="write the game's PGN here")
     replay.add_argument("--report", help="write the game report (JSON Lines) here "
                                          "(default without --pgn: standard output)")
-    replay.add_argument("--profile", choices=sorted(PROFILES), default="fide",
-                        help="rule profile (default: fide)")
+    replay.add_argument("--profile", choices=sorted(PROFILES),
+                        help="rule profile (default: the one the log's start line names, "
+                             "else fide)")
     replay.add_argument("--time-control", metavar="TC",
                         help="PGN TimeControl, e.g. 5400+30, 300d5 or 40/5400+30:1800+30: "
                              "keep the clocks from the log's times (overrides the log's own)")
@@ -250,10 +328,18 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     add_run_parser(commands)
 
     games = commands.add_parser(
-        "games", help="list the games in the data directory",
+        "games", help="list the games in the data directory; abandon an unfinished one",
         description="List the games archived in the data directory, finished or in "
-                    "progress, with any problem their journals show.")
+                    "progress, with any problem their journals show. A game in progress "
+                    "goes on when `board-ctl run` starts on its board and the board shows "
+                    "its position; --abandon leaves it unfinished for good. Exit status: "
+                    "0 done; 1 the data directory is in use (a service is running there); "
+                    "2 no such game or data directory.")
     games.add_argument("--data-dir", help="the data directory (default: {data_dir})")
+    games.add_argument("--abandon", metavar="GAME",
+                       help="leave this unfinished game unfinished for good (its id as "
+                            "listed, or the start of it): its moves stay, no start resumes "
+                            "it")
     games.set_defaults(func=_games)
 
     export = commands.add_parser(
@@ -271,7 +357,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     export.set_defaults(func=_export)
 
     ladder = commands.add_parser(
-        "ladder", help="club ladder standings (seed 002 points and levels) from PGN or the archive",
+        "ladder", help="club ladder standings (the club's points and levels) from PGN or the "
+                       "archive",
         description="Standings of the club ladder (docs/ladder.md). Games are rated in the "
                     "order their sources are given, each file's games in file order.")
     # Both options feed one list, so games are rated in the order the sources are given.
@@ -289,7 +376,9 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         "arbiter", help="the arbiter station: every board of the hall in a browser, "
                         "the arbiter's commands, the live broadcast",
         description="The arbiter station: every board of the hall (over MQTT) in a "
-                    "browser, the arbiters' commands, the live broadcast.")
+                    "browser, the arbiters' commands, the live broadcast. Exit status: 0 "
+                    "stopped; 1 the --listen address cannot be had (in use, or not this "
+                    "machine's); 2 a bad option or file.")
     if argv is None or "arbiter" in argv:  # its options import the station: only if used
         from board_ctl.station.cli import add_arguments as add_arbiter_arguments
 

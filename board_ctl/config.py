@@ -196,6 +196,8 @@ class GameConfig:
     round: str = _tag("Round")
     # PGN TimeControl ("5400+30", "300d5", "40/5400+30:1800+30")
     time_control: str = _checked("", _check_time_control)
+    # s: the side to move at the start, not come to the board by then, loses (None: off)
+    default_time: float | None = field(default=None, metadata=_range(1.0, 86400.0))
 
     def tags(self) -> dict[str, str]:
         names = {"event": "Event", "site": "Site", "white": "White", "black": "Black",
@@ -261,6 +263,39 @@ class LiveChessConfig:
     serialnr: str = ""  # "": a stable number made from the host name and the board's port
     origins: tuple[str, ...] = ("https://lichess.org", "https://www.chess.com",
                                 "https://chess.com")
+    # connections open at once (more are refused, HTTP 503), subscriptions per connection
+    max_connections: int = field(default=16, metadata=_range(1, 1000))
+    max_subscriptions: int = field(default=8, metadata=_range(1, 1000))
+
+
+def _check_app_port(port: str) -> None:
+    """An app port: "" (off), a serial device's path, or pty:LINK."""
+    if not port:
+        return
+    if port.startswith("pty:"):
+        if not port[4:].strip():
+            raise ValueError("pty: must name the link to make, as pty:/tmp/dgt-board")
+        return
+    if "://" in port:
+        raise ValueError(f"{quoted(port)} is a URL: an app port is a serial device (such as "
+                         f"/dev/ttyGS0 or /dev/rfcomm0) or pty:LINK")
+
+
+def _check_serialnr(serialnr: str) -> None:
+    if serialnr and not (serialnr.isascii() and serialnr.isdigit() and 5 <= len(serialnr) <= 10):
+        raise ValueError(f"must be 5 to 10 digits, got {quoted(serialnr)}")
+
+
+@dataclass(frozen=True)
+class DgtConfig:
+    port: str = _checked("", _check_app_port)  # "": off; a serial device or pty:LINK
+    serialnr: str = _checked("", _check_serialnr)  # "": a stable number from host and port
+
+
+@dataclass(frozen=True)
+class ChessLinkConfig:
+    port: str = _checked("", _check_app_port)
+    parity_bit: bool = True  # the odd-parity bit set on each byte sent (a 7O1 line at 8 bits)
 
 
 @dataclass(frozen=True)
@@ -276,6 +311,8 @@ class Config:
     opponent: OpponentConfig = field(default_factory=OpponentConfig)
     mqtt: MqttConfig = field(default_factory=MqttConfig)
     livechess: LiveChessConfig = field(default_factory=LiveChessConfig)
+    dgt: DgtConfig = field(default_factory=DgtConfig)
+    chesslink: ChessLinkConfig = field(default_factory=ChessLinkConfig)
     source: str = field(default="", metadata={"internal": True})  # the file it came from
 
     def with_overrides(self, labels: Mapping[str, str] | None = None,
@@ -441,7 +478,7 @@ def _check_range(value: float, name: str, meta: Mapping[str, Any]) -> None:
 
 def _check_cross(config: Config) -> None:
     """Checks that need several keys (or a file): the emulator's log, the opponent, the
-    MQTT board id, the LiveChess address, and no GPIO pin used twice."""
+    MQTT board id, the LiveChess address, no port used twice, no GPIO pin used twice."""
     opponent = config.opponent
     if opponent.engine and opponent.level is not None and opponent.elo is not None:
         raise ConfigError("opponent.level and opponent.elo both set: choose one")
@@ -460,6 +497,14 @@ def _check_cross(config: Config) -> None:
         check_prefix(config.mqtt.topic_prefix)
     if config.livechess.listen:
         parse_listen(config.livechess.listen)  # a ConfigError naming livechess.listen
+    app_ports = [("dgt.port", config.dgt.port), ("chesslink.port", config.chesslink.port)]
+    if config.board.backend == "serial":
+        app_ports.insert(0, ("serial.port", config.serial.port))
+    seen: dict[str, str] = {}
+    for key, port in app_ports:
+        if port and port in seen:
+            raise ConfigError(f"{key} is {quoted(port)}, already used by {seen[port]}")
+        seen[port] = key
     used: dict[int, str] = {}
     for name, pin in pin_assignments(config):
         if pin in used:
@@ -558,6 +603,9 @@ def describe_config(config: Config) -> list[str]:
         f"GPIO pins: {len(pins)} used, none twice" if pins else "GPIO pins: none used",
         f"output: games in {config.output.dir or '.'}, archive in "
         f"{config.output.data_dir or 'the default data directory'}; view {config.display.view}",
+        *(f"apps: {name} on {port}" for name, port in (
+            ("the DGT board protocol", config.dgt.port),
+            ("Millennium ChessLink", config.chesslink.port)) if port),
         "checked: every key's name, type and range, the FEN, the time control, the PGN "
         "tags" + (", the port's name" if board.backend == "serial" else "")
         + (", the emulator's log" if board.backend == "emulator" and config.emulator.log

@@ -23,7 +23,10 @@ A service that resumes a damaged journal keeps the original beside it
 (`journal.jsonl.damaged`) and rewrites the journal with what was recovered.
 
 Records:
-    {"ev": "start", "profile": ..}  the game's start (sensor-log `start` object, and profile)
+    {"ev": "start", "profile": .., "board": .., "game": ..}
+                                    the game's start (sensor-log `start` object, the rule
+                                    profile, the board it is played on: a game resumes
+                                    only on that board; and the game's id)
     {"kind": "files", "pgn": ..}    where the game's PGN, report and sensor log are written
     {"t": .., "ev": "lift", ...}    every sensor/clock/button event (sensor-log objects)
     {"t": .., "kind": "move", ...}  every effect (game-report objects, LED frames excepted)
@@ -32,7 +35,9 @@ Records:
     {"t": .., "kind": "order"}      an arbiter's order, {"kind": "ack"} an alert acknowledged
                                     (board_ctl.hall: who did what; the game's own effects
                                     of an order are the events and effects that follow)
-    {"t": .., "kind": "end"}        the game is over and archived
+    {"t": .., "kind": "end"}        the game is over and archived; with "abandoned": true,
+                                    left unfinished for good (a new game was set up on its
+                                    board, or `board-ctl games --abandon`)
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from board_ctl.errors import BoardCtlError, SensorLogError
 from board_ctl.record import report_object
 from board_ctl.sensorlog import StartInfo, event_to_json, parse_line, start_to_json
 from board_ctl.storage import AppendFile, describe, unique_name, write_atomic_bytes
+from board_ctl.words import count
 
 log = logging.getLogger(__name__)
 
@@ -113,8 +119,10 @@ class Recovered:
     events: list[ev.Event]
     effects: list[dict[str, Any]]
     profile: str = "fide"
+    board: str | None = None  # the board it is played on (None: a journal from before)
     resumes: int = 0
     ended: bool = False
+    abandoned: bool = False  # ended unfinished: nothing settled or guessed at its end
     last_t: float = 0.0
     intact_lines: int = 0  # lines at the start of the file that are read as written
     problems: list[str] = field(default_factory=list)
@@ -127,6 +135,13 @@ class Recovered:
     def finished(self) -> bool:
         """Over (a result), or archived as ended: not to be resumed, and its end settled."""
         return self.ended or any(e.get("kind") == "result" for e in self.effects)
+
+    @property
+    def settled(self) -> bool:
+        """Finished, and settled at its end as the service settles a game that ends (a
+        move on its way completed): an abandoned game is not, it keeps only the moves
+        that were made."""
+        return self.finished and not self.abandoned
 
 
 @dataclass
@@ -163,7 +178,7 @@ def read_journal(path: Path) -> Recovered:
     if tail:
         problems.append(
             f"journal {path}: line {total} of {total} is torn (cut short by a power cut "
-            f"or crash); recovered the game up to line {total - 1}, dropping 1 line(s)"
+            f"or crash); recovered the game up to line {total - 1}, dropping 1 line"
             if not damaged else
             f"journal {path}: line {total} of {total} is torn (cut short by a power cut "
             f"or crash): dropped")
@@ -251,7 +266,7 @@ def _in_sequence(lines: list[_Line], total: int, problems: list[str], path: Path
             continue
         gap = seq - expected - unaccounted
         if gap > 0:
-            problems.append(f"journal {path}: {gap} record(s) missing before line "
+            problems.append(f"journal {path}: {count(gap, 'record')} missing before line "
                             f"{line.number} (numbers {expected}-{seq - 1}): lines deleted "
                             f"or lost")
             losses.append((len(kept), gap))
@@ -296,15 +311,15 @@ def _salvage(kept: list[_Line], losses: list[tuple[int, int]], problems: list[st
     for line in kept:
         effects_before.append(effects_before[-1] + _is_effect(line.record or {}))
     gaps: dict[int, int] = {}
-    for index, count in losses:
-        gaps[effects_before[index]] = gaps.get(effects_before[index], 0) + count
+    for index, lost in losses:
+        gaps[effects_before[index]] = gaps.get(effects_before[index], 0) + lost
     if _consistent(whole, gaps):
-        problems.append(f"journal {path}: the {after} intact record(s) after the damage "
+        problems.append(f"journal {path}: the {count(after, 'intact record')} after the damage "
                         f"are salvaged: replayed without what was lost, they give the "
                         f"moves, alerts and result the journal recorded")
         return whole
     first = kept[lost_at].number
-    problems.append(f"journal {path}: the {after} intact record(s) from line {first} on "
+    problems.append(f"journal {path}: the {count(after, 'intact record')} from line {first} on "
                     f"do not agree with the game without what was lost: recovered the "
                     f"game up to the damage (the file keeps them)")
     return _build(kept[:lost_at], [])
@@ -345,7 +360,7 @@ def replay_effects(recovered: Recovered) -> list[dict[str, Any]]:
     effects: list[Effect] = []
     for event in recovered.events:
         effects += referee.feed(event)
-    effects += (referee.finish(recovered.last_t) if recovered.finished
+    effects += (referee.finish(recovered.last_t) if recovered.settled
                 else referee.feed(ev.Tick(max(recovered.last_t, referee.now))))
     return [line for effect in effects if not isinstance(effect, LedFrame)
             if (line := report_object(effect)) is not None]
@@ -354,7 +369,9 @@ def replay_effects(recovered: Recovered) -> list[dict[str, Any]]:
 def _take(recovered: Recovered, record: dict[str, Any], number: int,
           problems: list[str]) -> None:
     if "ev" in record:
-        obj = {k: v for k, v in record.items() if k != "profile"}
+        # (the start's `profile` is the sensor log's: its start line says it too; `board`
+        # names the board the game is played on, the journal's own)
+        obj = {k: v for k, v in record.items() if k != "board"}
         try:
             item = parse_line(json.dumps(obj), number)
         except SensorLogError as exc:
@@ -363,6 +380,8 @@ def _take(recovered: Recovered, record: dict[str, Any], number: int,
         if isinstance(item, StartInfo):
             recovered.start = item
             recovered.profile = str(record.get("profile", "fide"))
+            board = record.get("board")
+            recovered.board = board if isinstance(board, str) else None
         elif item is not None:
             recovered.events.append(item)
             recovered.last_t = max(recovered.last_t, item.t)
@@ -372,6 +391,7 @@ def _take(recovered: Recovered, record: dict[str, Any], number: int,
         recovered.resumes += 1
     elif kind == "end":
         recovered.ended = True
+        recovered.abandoned = record.get("abandoned") is True
     elif kind == "files":
         recovered.files = {k: str(v) for k, v in record.items()
                            if k in ("pgn", "report", "sensor") and isinstance(v, str)}
@@ -411,12 +431,20 @@ class JournalWriter:
 
     @classmethod
     def create(cls, path: Path, start: StartInfo, profile: str = "fide",
-               files: dict[str, str] | None = None, *, commit: bool = True
-               ) -> JournalWriter:
-        """A new journal (never overwriting one). With commit False, the file is
-        created at the first `commit` (nothing is left on disk if that fails)."""
-        writer = cls(AppendFile(path, "journal", durable=True, fresh=True))
-        writer.stage([start_to_json(start) | {"profile": profile}])
+               files: dict[str, str] | None = None, *, commit: bool = True,
+               board: str | None = None, game_id: str | None = None,
+               prepared: bool = False) -> JournalWriter:
+        """A new journal (never overwriting one) of the game `game_id` played on
+        `board`. With commit False, the file is created at the first `commit` (nothing
+        is left on disk if that fails). `prepared`: the file exists already, empty and
+        durable (Archive.prepare), and is appended to."""
+        writer = cls(AppendFile(path, "journal", durable=True, fresh=not prepared))
+        first = start_to_json(start) | {"profile": profile}
+        if board is not None:
+            first["board"] = board
+        if game_id is not None:
+            first["game"] = game_id
+        writer.stage([first])
         if files:
             writer.stage([{"kind": "files", **files}])
         if commit:
@@ -424,10 +452,9 @@ class JournalWriter:
         return writer
 
     @classmethod
-    def resume(cls, path: Path, recovered: Recovered, t: float) -> JournalWriter:
+    def reopen(cls, path: Path, recovered: Recovered) -> JournalWriter:
         """Go on writing a recovered journal: a torn tail is cut off; a damaged journal
-        is kept beside (`.damaged`) and rewritten with what was recovered. Then the
-        restart is marked."""
+        is kept beside (`.damaged`) and rewritten with what was recovered."""
         try:
             if recovered.damaged:
                 lines = [encode_record(record | {"seq": n})
@@ -452,7 +479,12 @@ class JournalWriter:
                 seq = recovered.last_seq
         except OSError as exc:
             raise JournalError(describe(exc, "journal", path)) from None
-        writer = cls(AppendFile(path, "journal", durable=True), seq)
+        return cls(AppendFile(path, "journal", durable=True), seq)
+
+    @classmethod
+    def resume(cls, path: Path, recovered: Recovered, t: float) -> JournalWriter:
+        """`reopen`, then the restart is marked."""
+        writer = cls.reopen(path, recovered)
         writer.write([{"t": round(t, 6), "kind": "resume"}])
         return writer
 
@@ -490,8 +522,12 @@ class JournalWriter:
     def files(self, files: dict[str, str]) -> None:
         self.stage([{"kind": "files", **files}])
 
-    def end(self, t: float) -> None:
-        self.write([{"t": round(t, 6), "kind": "end"}])
+    def end(self, t: float, *, abandoned: bool = False) -> None:
+        """The game is over (abandoned: left unfinished for good)."""
+        record: dict[str, Any] = {"t": round(t, 6), "kind": "end"}
+        if abandoned:
+            record["abandoned"] = True
+        self.write([record])
 
     def close(self) -> None:
         """Commit what is staged (a failure is logged: the records are lost with the
@@ -499,5 +535,5 @@ class JournalWriter:
         try:
             self.commit()
         except JournalError as exc:
-            log.error("%s; %d record(s) not written", exc, self.waiting)
+            log.error("%s; %s not written", exc, count(self.waiting, "record"))
         self.file.close()

@@ -15,6 +15,7 @@ from board_ctl.archive import Archive, default_data_dir
 from board_ctl.errors import BoardCtlError
 from board_ctl.ladder import Ladder, RatedGame, Standing, level_name, ranks, signed
 from board_ctl.ladder_sources import Loaded, from_archive, read_pgn
+from board_ctl.words import count
 
 PROG = "board-ctl ladder"
 
@@ -93,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
     for note in loaded.notes:
         print(f"{PROG}: {note}", file=sys.stderr)
     ladder = Ladder().play_all(loaded.games)
-    print(f"{PROG}: {len(loaded.games)} games rated, {loaded.skipped} skipped, "
-          f"{len(ladder.standings())} players", file=sys.stderr)
+    print(f"{PROG}: {count(len(loaded.games), 'game')} rated, {loaded.skipped} skipped, "
+          f"{count(len(ladder.standings()), 'player')}", file=sys.stderr)
     if args.json:
         rows = ([game_json(rated) for rated in ladder.history] if args.games
                 else [row.to_json() for row in ladder.standings()])

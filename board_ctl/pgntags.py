@@ -14,7 +14,8 @@ writes it with `header_line`. The rules are the PGN standard's (1994, sections 7
   (``\\"`` and ``\\\\``). Any printable Unicode character is allowed: the file is UTF-8,
   as python-chess, lichess and pgn-extract read it;
 - the tags the record sets from the game itself (FEN, SetUp, Result, TimeControl,
-  Termination) cannot be set: they would contradict the moves;
+  Termination, and Rules, the rule profile where it is not FIDE's Laws) cannot be set:
+  they would contradict the game;
 - ``Variant``: the board plays and records standard chess only, so a Variant tag that
   names another game (Chess960, Crazyhouse, an unknown name) would be a false record
   and is refused; one that names standard chess is kept;
@@ -32,7 +33,8 @@ from board_ctl.errors import TagError
 from board_ctl.printable import quoted as show
 
 MAX_LENGTH = 255  # characters, for names and values alike (PGN standard 7)
-SET_BY_THE_RECORD = frozenset({"FEN", "SetUp", "Result", "TimeControl", "Termination"})
+SET_BY_THE_RECORD = frozenset({"FEN", "SetUp", "Result", "TimeControl", "Termination",
+                               "Rules"})
 _NAME = re.compile(r"[A-Z][A-Za-z0-9_]*")
 _DATE = re.compile(r"[0-9?]{4}\.[0-9?]{2}\.[0-9?]{2}")
 _DATE_TAGS = frozenset({"Date", "EventDate", "UTCDate"})

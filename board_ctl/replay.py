@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from board_ctl.core.events import Event
-from board_ctl.core.profiles import Profile
+from board_ctl.core.profiles import PROFILES, Profile
 from board_ctl.core.referee import Referee
 from board_ctl.core.timecontrol import TimeControl
 from board_ctl.errors import BoardCtlError, SensorLogError
@@ -17,14 +17,24 @@ from board_ctl.sensorlog import SensorLog, StartInfo
 def new_game(
     start: StartInfo, profile: Profile, time_control: TimeControl | None = None
 ) -> tuple[Referee, GameRecord]:
-    """A referee and an empty record for a game; `time_control` overrides the start's."""
+    """A referee and an empty record for a game; `time_control` overrides the start's.
+    (`profile` is the caller's: a start line's own `profile` is what `start_profile`
+    reads.)"""
     if time_control is None and start.time_control:
         time_control = TimeControl.parse(start.time_control)
     referee = Referee(start.fen, profile, time_control=time_control, remote=start.remote,
-                      release_completes=start.release_completes)
+                      release_completes=start.release_completes,
+                      default_time=start.default_time)
     record = GameRecord(start.fen, dict(start.tags),
-                        str(time_control) if time_control is not None else None)
+                        str(time_control) if time_control is not None else None,
+                        rules=profile.rules_tag)
     return referee, record
+
+
+def start_profile(start: StartInfo, chosen: str | None = None) -> Profile:
+    """The profile a game is replayed under: the one `chosen` (a command-line option),
+    else the one its start line names, else fide."""
+    return PROFILES[chosen or start.profile or "fide"]
 
 
 def feed_all(referee: Referee, record: GameRecord, events: Iterable[Event]) -> float:

@@ -18,7 +18,9 @@ What a log may hold (anything else is a bad line, reported and skipped):
 - a line: at most 65,536 characters; the file is UTF-8, with or without a byte-order
   mark; undecodable bytes make only their own line bad.
 - ``tags`` on the start line: PGN tags, checked by `board_ctl.pgntags`; a bad one is
-  reported and left out.
+  reported and left out. ``profile``: the rule profile the game was played under (a name
+  of `board_ctl.core.profiles`); ``default_time``: seconds after which the side to move
+  at the start, not come, loses. A bad one is reported and left out.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import io
 import json
 import math
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -37,6 +40,7 @@ from typing import IO, Any
 import chess
 
 from board_ctl.core import events as ev
+from board_ctl.core.profiles import PROFILES
 from board_ctl.core.timebase import MAX_SECONDS
 from board_ctl.core.timecontrol import MAX_CLOCK_SECONDS, TimeControl
 from board_ctl.errors import SensorLogError
@@ -50,6 +54,7 @@ PROMOTION_PIECES = {"q": chess.QUEEN, "r": chess.ROOK, "b": chess.BISHOP, "n": c
 MAX_T = MAX_SECONDS  # the latest time a log may hold (the core's bound)
 UNIX_TIME_FROM = 1e9  # s (2001): a first event this late is stamped with the date, not from 0
 MAX_LINE = 65536  # characters in one line; a longer one is skipped unread
+MAX_DEFAULT_TIME = 86400.0  # s: a default time of a day at most
 
 
 class BadStartError(SensorLogError):
@@ -75,6 +80,8 @@ class StartInfo:
     # The players' opponent is not at the board (an online game, `board-ctl run
     # --livechess`): without a clock a move released is complete (core/remoteplay.py).
     release_completes: bool = False
+    profile: str | None = None  # the rule profile played under (None: not said)
+    default_time: float | None = None  # s: the side to move at the start, not come, loses
     # What was wrong with the line and left out (the rest of it still counts).
     problems: tuple[str, ...] = field(default=(), compare=False)
 
@@ -176,9 +183,22 @@ def _start(obj: dict[str, Any]) -> StartInfo:
         problems.append(f"'release_completes' must be true or false, not {quoted(release)}; "
                         "left out")
         release = False
+    profile = obj.get("profile")
+    if profile is not None and (not isinstance(profile, str) or profile not in PROFILES):
+        problems.append(f"'profile' must be one of {', '.join(sorted(PROFILES))}, not "
+                        f"{quoted(profile)}; left out")
+        profile = None
+    default_time = None
+    if obj.get("default_time") is not None:
+        try:
+            default_time = number(obj, "default_time", 1, MAX_DEFAULT_TIME,
+                                  "seconds after the start")
+        except ValueError as exc:
+            problems.append(f"{exc}; left out (no default time)")
     return StartInfo(fen=board.fen(), time_control=tc, tags=good,
                      remote=None if remote is None else SIDES[remote],
-                     release_completes=release, problems=tuple(problems))
+                     release_completes=release, profile=profile, default_time=default_time,
+                     problems=tuple(problems))
 
 
 def _snapshot(obj: dict[str, Any], t: float, problems: list[str]) -> ev.Snapshot:
@@ -359,6 +379,20 @@ def _lines(stream: IO[str] | Iterable[str]) -> Iterator[str]:
             yield text
 
 
+# The commonest line, exactly as board_ctl writes it (json.dumps): a lift or a place
+# with a plain non-negative number of seconds and a lower-case square. Such a line is
+# read without json; whatever it holds is what json would have read (the number is
+# JSON's own grammar, read by float() as json reads it). Any other line, and one of
+# these whose time needs a word (out of range, backwards, Unix time), takes the full
+# path below.
+_PLAIN_SENSOR_LINE = re.compile(
+    r'[ \t\n\r]*\{"t": ((?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?), '
+    r'"ev": "(lift|place)", "sq": "([a-h][1-8])"\}[ \t\n\r]*').fullmatch
+_SENSOR_EVENTS: dict[str, type[ev.Lifted] | type[ev.Placed]] = {"lift": ev.Lifted,
+                                                                  "place": ev.Placed}
+_SQUARES = {name: square for square, name in enumerate(chess.SQUARE_NAMES)}
+
+
 def iter_sensor_log(
     lines: IO[str] | Iterable[str],
 ) -> Iterator[tuple[int, ev.Event | StartInfo | SensorLogError]]:
@@ -368,7 +402,17 @@ def iter_sensor_log(
     (`read_sensor_log` stops at it)."""
     last_t = 0.0
     first = True
+    plain = _PLAIN_SENSOR_LINE
     for number_, text in enumerate(_lines(lines), start=1):
+        # (not a _TooLong, nor a line too long of blanks)
+        found = plain(text) if type(text) is str and len(text) <= MAX_LINE + 1 else None
+        if found is not None:
+            t = float(found[1])
+            if last_t <= t <= MAX_T and (last_t != 0.0 or t < UNIX_TIME_FROM):
+                last_t = t
+                first = False
+                yield number_, _SENSOR_EVENTS[found[2]](t, _SQUARES[found[3]])
+                continue
         problems: list[str] = []
         try:
             if isinstance(text, _TooLong):
@@ -421,17 +465,18 @@ def read_sensor_log(stream: IO[str] | Iterable[str]) -> SensorLog:
     start_line: int | None = None
     warnings: list[SensorLogError] = []
     for number_, item in iter_sensor_log(stream):
+        if not isinstance(item, (SensorLogError, StartInfo)):  # (the commonest)
+            events.append(item)
+            lines.append(number_)
+            continue
         if isinstance(item, BadStartError):
             raise item
         if isinstance(item, SensorLogWarning):
             warnings.append(item)
         elif isinstance(item, SensorLogError):
             errors.append(item)
-        elif isinstance(item, StartInfo):
-            start, start_line = item, number_
         else:
-            events.append(item)
-            lines.append(number_)
+            start, start_line = item, number_
     return SensorLog(start, events, errors, lines, start_line, warnings)
 
 
@@ -547,6 +592,10 @@ def start_to_json(start: StartInfo) -> dict[str, Any]:
         obj["remote"] = SIDE_NAMES[start.remote]
     if start.release_completes:
         obj["release_completes"] = True
+    if start.profile is not None:
+        obj["profile"] = start.profile
+    if start.default_time is not None:
+        obj["default_time"] = start.default_time
     return obj
 
 

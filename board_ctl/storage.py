@@ -89,6 +89,15 @@ def disk_of(path: Path) -> str:
     return f"the file system mounted at {mount}{kind}: {_size(free)} free of {_size(total)}"
 
 
+def file_system_type(path: Path) -> str:
+    """The type of the file system a path is on ("ext4", "tmpfs" ...), or "" unknown."""
+    try:
+        source = _mount_source(_mount_point(_existing(path)))
+    except OSError:
+        return ""
+    return source[0] if source else ""
+
+
 def describe(exc: OSError, what: str, path: Path) -> str:
     """One line for the operator: what could not be written, where, why, and the disk."""
     reason = exc.strerror or str(exc)
@@ -180,6 +189,7 @@ class AppendFile:
         self._fd: int | None = None
         self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of our file
         self.size = 0  # bytes on disk, all whole lines
+        self._synced = 0  # of which these are durable (fsync'd)
         self.flushes = 0  # writes made (each with its fsync when durable)
         self._queue: list[bytes] = []
         self._made_dirs: list[Path] = []
@@ -210,6 +220,8 @@ class AppendFile:
             self.error = describe(exc, self.what, self.path)
             return self.error
         self.size += len(data)
+        if self.durable:
+            self._synced = self.size
         self.flushes += 1
         self._queue.clear()
         self.error = None
@@ -232,6 +244,7 @@ class AppendFile:
         stat = os.fstat(fd)
         self._fd, self._identity = fd, (stat.st_dev, stat.st_ino)
         self.size = stat.st_size
+        self._synced = 0
         created = self._fresh or self._truncate
         self._fresh = self._truncate = False  # from now on: this file, appended to
         return created
@@ -289,14 +302,19 @@ class AppendFile:
         os.close(self._fd)
         stat = os.fstat(fd)
         self._fd, self._identity = fd, (stat.st_dev, stat.st_ino)
+        self._synced = self.size  # written again whole and synced (write_atomic_bytes)
 
     def sync(self) -> None:
-        """fsync what was written (a file not written durably line by line, at its end)."""
-        if self._fd is not None:
+        """fsync what was written (a file not written durably line by line, at its end).
+        Nothing new since the last sync: no call (an fsync of a clean file still costs a
+        flush of the disk's cache)."""
+        if self._fd is not None and self._synced != self.size:
             try:
                 os.fsync(self._fd)
             except OSError as exc:
                 log.warning("cannot sync %s: %s", self.path, exc)
+            else:
+                self._synced = self.size
 
     def close(self) -> None:
         if self._fd is not None:
@@ -313,3 +331,4 @@ def unique_name(path: Path, suffix: str) -> Path:
         n += 1
         candidate = path.with_name(f"{path.name}{suffix}-{n}")
     return candidate
+

@@ -26,6 +26,8 @@ the other side than the one that pressed.
 from __future__ import annotations
 
 import argparse
+import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -38,7 +40,7 @@ import tty
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import chess
 
@@ -46,9 +48,13 @@ from board_ctl.core import events as ev
 from board_ctl.core.effects import Buzzer, LedFrame
 from board_ctl.errors import SensorLogError
 from board_ctl.sensorlog import load_sensor_log
+from board_ctl.words import count
 from firmware_bridge import protocol as P
 from firmware_bridge.clock_device import ClockDevice, with_clock_times
 from firmware_bridge.link import wire_to_leds
+
+if TYPE_CHECKING:  # (player imports this module)
+    from firmware_bridge.player import Remembered
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +66,29 @@ _PROMOTIONS = {chess.QUEEN: P.PROMOTE_Q, chess.ROOK: P.PROMOTE_R,
                chess.BISHOP: P.PROMOTE_B, chess.KNIGHT: P.PROMOTE_N}
 
 
+class LinkError(OSError):
+    """The link cannot be made (exit status 2: a bad --link), or another emulator has
+    it (status 1)."""
+
+    def __init__(self, message: str, status: int = 2) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def link_board_id(path: Path) -> str:
+    """The board id an emulator at `path` says it is (HELLO_ACK): the same from one run
+    to the next, as a real board's, so a host resumes a game left unfinished on it, and
+    only on it; another link is another board. (A hash: the protocol keeps ids short.)"""
+    digest = hashlib.sha1(os.path.abspath(path).encode("utf-8")).hexdigest()[:12]
+    return f"emulator-{digest}"
+
+
 class PtyLink:
-    """A pseudo-terminal whose slave end the symlink `path` names; we keep the master."""
+    """A pseudo-terminal whose slave end the symlink `path` names; we keep the master.
+
+    The link is ours while we run: a lock file beside it (`.NAME.lock`, flock'd, with our
+    pid) keeps a second emulator from taking it over, and from deleting it as it exits.
+    A link left behind by an emulator that was killed is stale: it is replaced."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -69,8 +96,48 @@ class PtyLink:
         self.slave: int | None = None
         self.device = ""
         self.dropped = 0  # frames the host was too slow to take
+        self.lock_path = path.with_name(f".{path.name}.lock")
+        self._lock: int | None = None
+
+    def claim(self) -> None:
+        """Take the link for this process, or raise LinkError saying who has it."""
+        folder = self.path.parent
+        if not folder.is_dir():
+            raise LinkError(f"--link {self.path}: its folder {folder} does not exist")
+        while self._lock is None:
+            try:
+                fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError as exc:
+                raise LinkError(f"--link {self.path}: cannot make its lock file "
+                                f"{self.lock_path}: {exc.strerror or exc}") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+                os.close(fd)
+                raise LinkError(f"--link {self.path} is in use by another board-emulator "
+                                f"(pid {owner}): stop that one, or give this one another "
+                                f"--link", status=1) from None
+            try:  # the file we locked must still be the one at the path (see release)
+                same = os.stat(self.lock_path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if not same:
+                os.close(fd)
+                continue
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
+            self._lock = fd
+
+    def release(self) -> None:
+        """Give the link up (at exit): the lock file goes, then the lock."""
+        if self._lock is not None:
+            self.lock_path.unlink(missing_ok=True)
+            os.close(self._lock)
+            self._lock = None
 
     def open(self) -> str:
+        self.claim()
         master, slave = os.openpty()
         # Raw: no echo, no CR/LF translation, no ^C signal, so every frame byte passes.
         tty.setraw(slave)
@@ -78,9 +145,17 @@ class PtyLink:
         self.master, self.slave = master, slave  # we hold the slave too: a host closing
         self.device = os.ttyname(slave)  # and reopening the port is no hang-up for us
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-        tmp.unlink(missing_ok=True)
-        os.symlink(self.device, tmp)
-        os.replace(tmp, self.path)  # atomically replaces a stale link
+        try:
+            tmp.unlink(missing_ok=True)
+            os.symlink(self.device, tmp)
+            os.replace(tmp, self.path)  # atomically replaces a stale link
+        except OSError as exc:
+            os.close(master)
+            os.close(slave)
+            self.master = self.slave = None
+            tmp.unlink(missing_ok=True)
+            raise LinkError(f"--link {self.path}: cannot make the link: "
+                            f"{exc.strerror or exc}") from None
         return self.device
 
     def close(self) -> None:
@@ -137,6 +212,7 @@ class Emulator:
     out: IO[str] = field(default_factory=lambda: sys.stdout)
     clock: Any = time.monotonic
     to_move: chess.Color = chess.WHITE  # the side to move at the start (interactive "clock")
+    board_id: str = ""  # said at HELLO ("": made from the link's path, link_board_id)
 
     def __post_init__(self) -> None:
         self.t0 = self.clock()  # our millisecond clock starts here
@@ -220,7 +296,7 @@ class Emulator:
             self.connected = True  # for the replies; withdrawn on a version mismatch
             # The speed lets a host keep the log's own timeline (board_ctl's LinkBoard).
             self.send(P.HELLO_ACK, f"{EMULATOR_FIRMWARE} speed={self.speed:g}",
-                      f"emulator-{os.getpid()}")
+                      self.board_id or link_board_id(self.link.path))
             if msg.version != P.PROTOCOL_VERSION:
                 self.send(P.ERROR, P.ERR_VERSION, "board speaks protocol %d, host sent %d"
                           % (P.PROTOCOL_VERSION, msg.version))
@@ -244,7 +320,7 @@ class Emulator:
         elif t == P.ERROR:
             log.warning("host reports error %d: %s", msg.code, msg.text)
         elif t == P.GAP:
-            log.info("%d frame(s) from the host lost", msg.missed)
+            log.info("%s from the host lost", count(msg.missed, "frame"))
         else:
             self.send(P.ERROR, P.ERR_UNSUPPORTED, "board does not take " + msg.name)
 
@@ -277,13 +353,18 @@ class Emulator:
     # --- the loop
 
     def run(self) -> int:
-        self.print(f"LINK {self.link.path} -> {self.link.open()}")
+        try:
+            self.print(f"LINK {self.link.path} -> {self.link.open()}")
+        except LinkError:
+            self.link.release()
+            raise
         if self.interactive:
             self.print("type `help` for commands; waiting for the host's HELLO")
         try:
             return self._loop()
         finally:
             self.link.close()
+            self.link.release()
             log.info("sent %d events; host frames dropped: %d; frames the host did not take:"
                      " %d", self.sent, self.decoder.dropped, self.link.dropped)
 
@@ -516,7 +597,10 @@ def _positive(text: str) -> float:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="board-emulator",
-        description="Play the board's microcontroller on a pseudo-terminal.")
+        description="Play the board's microcontroller on a pseudo-terminal. Exit status: "
+                    "0 done (the log played and read by the host, or stopped); 1 the host "
+                    "did not read it all, or another board-emulator has the link; 2 a bad "
+                    "option, log or link (its folder missing).")
     p.add_argument("--link", required=True, type=Path,
                    help="symlink to create for the pty (the host opens this path)")
     p.add_argument("--log", type=Path, help="sensor log (JSON lines) to play")
@@ -551,10 +635,19 @@ def build_parser() -> argparse.ArgumentParser:
     play.add_argument("--games", type=int, default=1, metavar="N",
                       help="games to play, setting the pieces up again between (0: until "
                            "stopped)")
+    play.add_argument("--remember", type=Path, metavar="FILE",
+                      help="a game the host resumes: its pieces stand where it left them "
+                           "and the person remembers it (JSON: fen, moves in UCI, the "
+                           "squares touched in the turn under way, the squares occupied); "
+                           "board-ctl's emulator backend writes it when it has an "
+                           "unfinished game")
     play.add_argument("--script", default="", metavar="ITEMS",
                       help="buttons and slips: hint@N, takeback@N, offer@N, resign@N "
                            "(his N-th move), mistake@N (the computer's N-th move put on "
                            "a wrong square first)")
+    p.add_argument("--board-id", default="", metavar="ID",
+                   help="the board id it says to the host (default: one made from the "
+                        "link's path, the same at every run)")
     p.add_argument("-v", "--verbose", action="store_true")
     return p
 
@@ -609,14 +702,43 @@ def main(argv: list[str] | None = None) -> int:
         PtyLink(args.link), script, occupied, speed=args.speed, start_at=args.start_at,
         until=args.until, heartbeat=args.heartbeat, drain_timeout=args.drain_timeout,
         yank_at=args.yank_at, yank_for=args.yank_for, record=record,
-        interactive=args.interactive, stdin=sys.stdin, to_move=to_move)
+        interactive=args.interactive, stdin=sys.stdin, to_move=to_move,
+        board_id=args.board_id)
     try:
         return emulator.run()
+    except LinkError as exc:
+        print(f"board-emulator: {exc}", file=sys.stderr)
+        return exc.status
     except KeyboardInterrupt:
         return 130
     finally:
         if record is not None:
             record.close()
+
+
+def remembered_game(path: Path) -> tuple[Remembered, chess.Bitboard] | None:
+    """--remember FILE: the game the host resumes, and where its pieces stand (a real
+    board keeps them through a power cut): what the person remembers, and the squares
+    the emulator starts occupied. None (said on stderr) if the file cannot be read."""
+    from firmware_bridge.player import Remembered
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        board = chess.Board(data["fen"])
+        moves = []
+        for uci in data["moves"]:
+            move = chess.Move.from_uci(uci)
+            if move not in board.legal_moves:
+                raise ValueError(f"{uci} is not legal in {board.fen()}")
+            board.push(move)
+            moves.append(move)
+        touched = [chess.parse_square(name) for name in data.get("touched", [])]
+        occupied = (chess.SquareSet(chess.parse_square(name) for name in data["occupied"])
+                    if "occupied" in data else chess.SquareSet(board.occupied))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        log.warning("person: cannot read the game to remember in %s: %s", path, exc)
+        return None
+    log.info("person: I remember a game of %d moves", len(moves))
+    return Remembered(data["fen"], moves, touched), int(occupied)
 
 
 def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
@@ -639,19 +761,27 @@ def _play(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             chooser, close = engine_chooser(args.player_engine, seed)
         except (BoardCtlError, OSError) as exc:
             parser.exit(2, f"board-emulator: {exc}\n")
+    kept = remembered_game(args.remember) if args.remember else None
+    occupied, memory = board.occupied, None
+    if kept is not None:  # a resumed game: its pieces as it left them, he knows it
+        remembered, occupied = kept
+        memory = lambda: remembered  # noqa: E731
     person = Person(board.fen(), seed=seed, chooser=chooser, use_clock=args.clock,
                     side=None if args.play == "auto" else args.play == "white",
-                    script=script)
+                    script=script, memory=memory, occupied=occupied)
     record = args.record.open("w", encoding="utf-8") if args.record else None
     signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     emulator = PlayerEmulator(
-        PtyLink(args.link), [], board.occupied, speed=args.speed, heartbeat=args.heartbeat,
+        PtyLink(args.link), [], occupied, speed=args.speed, heartbeat=args.heartbeat,
         drain_timeout=args.drain_timeout, yank_at=args.yank_at, yank_for=args.yank_for,
-        record=record)
+        record=record, board_id=args.board_id)
     emulator.person = person
     emulator.games = args.games
     try:
         return emulator.run()
+    except LinkError as exc:
+        print(f"board-emulator: {exc}", file=sys.stderr)
+        return exc.status
     except KeyboardInterrupt:
         return 130
     finally:

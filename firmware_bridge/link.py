@@ -50,6 +50,7 @@ from board_ctl.core.effects import (
 )
 from board_ctl.errors import BoardCtlError
 from board_ctl.printable import printable
+from board_ctl.words import count
 from firmware_bridge import protocol as P
 
 try:
@@ -364,8 +365,8 @@ class BoardLink:
                     out.extend(self._on_message(msg, now))
                 if self._decoder.dropped != before:
                     self.stats.dropped += self._decoder.dropped - before
-                    log.debug("board link %s: dropped %d bad frame(s)", self.url,
-                              self._decoder.dropped - before)
+                    log.debug("board link %s: dropped %s", self.url,
+                              count(self._decoder.dropped - before, "bad frame"))
             if self._need_snapshot and self._clock() - self._snapshot_asked > 1.0:
                 self.request_snapshot()  # the answer got lost: ask again
             if out or self._clock() >= deadline:
@@ -419,8 +420,8 @@ class BoardLink:
         if t == P.GAP:
             self.stats.gaps += 1
             self.stats.missed += msg.missed
-            log.warning("board link %s: %d frame(s) lost; asking for a snapshot", self.url,
-                        msg.missed)
+            log.warning("board link %s: %s lost; asking for a snapshot", self.url,
+                        count(msg.missed, "frame"))
             self._need_snapshot = True
             self.request_snapshot()
         elif t == P.PING:

@@ -16,6 +16,16 @@ His hands are the simulator's (board_ctl.simulate.render.Renderer): bounce, slid
 both capture orders, both castling styles, promotions with the selector. Everything he
 does is a list of timed events for the emulator to play; `Person.step(now)` decides the
 next ones from the latest frame.
+
+A game resumed after the service (and with it the emulator) was stopped: the emulator's
+pieces stand where the game left them (a real board keeps them through a power cut), and
+he remembers the game (`memory`: its start, its moves and the pieces he had touched in
+the turn under way, as any player knows the game he was playing). When the LEDs show it
+he puts back what they guide him to (blinking green: a piece missing, red: one too many;
+a piece that was in his hand, or the whole position if the pieces were set up otherwise)
+and plays on, moving the piece he had touched. The LEDs tell
+him whether the computer's last move was made before the stop (no move shown: the whole
+game) or is still to be made (shown: the game but that move).
 """
 
 from __future__ import annotations
@@ -37,6 +47,19 @@ from firmware_bridge.emulator import Emulator
 log = logging.getLogger(__name__)
 
 Chooser = Callable[[chess.Board], chess.Move]
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What he remembers of a game resumed: its start, its moves, and the pieces touched
+    in the turn under way (touch-move binds him to them)."""
+
+    fen: str
+    moves: list[chess.Move]
+    touched: list[chess.Square] = field(default_factory=list)
+
+
+Memory = Callable[[], Remembered | None]  # asked once, when he first sees a game
 QUIET = 0.4  # s (game time) the board must have been left alone before he reads it again
 FIX_AFTER = 3.0  # s a shown move stays unaccepted before he corrects what the LEDs show
 
@@ -144,9 +167,17 @@ class Person:
     def __init__(self, fen: str = chess.STARTING_FEN, *, seed: int = 0,
                  chooser: Chooser | None = None, use_clock: bool = False,
                  side: chess.Color | None = None, script: Script | None = None,
-                 style: RenderStyle | None = None, plays_on_after: float | None = None
+                 style: RenderStyle | None = None, plays_on_after: float | None = None,
+                 memory: Memory | None = None, occupied: chess.Bitboard | None = None
                  ) -> None:
+        """`occupied`: where the pieces stand when he sits down (a resumed game's, as
+        the board kept them), if not in the position `fen`."""
         self.rng = random.Random(seed)
+        # A resumed game he remembers, asked for when he first sees a game (see the
+        # module's docstring); what it gave until the LEDs have shown where it stands.
+        self.memory = memory
+        self.remembered: Remembered | None = None
+        self.touched: list[chess.Square] = []  # bound by touch-move for his next move
         # The computer's move made, the pieces as the LEDs show, and the LEDs unchanged for
         # so many seconds (the link down, the service gone): he plays his own move all the
         # same, as a player who knows it is his turn would. None: he waits for the LEDs.
@@ -165,6 +196,8 @@ class Person:
         game.setup(chess.Board(fen))
         self.hands = Renderer(game, seed, self.style)
         self.hands.lines = []
+        if occupied is not None:
+            self.hands.occupied = set(chess.SquareSet(occupied))
         self.games = 0  # games finished
         self.played: list[chess.Move] = []  # this game's moves, both sides, as he made them
         self.log: list[str] = []  # what he did, for the test's report
@@ -206,6 +239,14 @@ class Person:
             return []
         if read.to_move is None and not read.over:
             return []  # the start position is being set up: not a game yet
+        if not self.started and self.memory is not None:
+            self.remembered, self.memory = self.memory(), None
+        if self.remembered is not None:
+            events = self._resume(read, now)
+            if events:
+                return events
+            if self.remembered is not None:
+                return []  # the LEDs do not show it yet
         self.started = True
         if read.over:
             return self._game_over(read, now)
@@ -230,6 +271,78 @@ class Person:
                 return []  # the LEDs still guide the pieces back
             self.waiting_for = ""
         return self._my_turn(read, now)
+
+    # --- a game resumed
+
+    def _resume(self, read: Read, now: float) -> list[ev.Event]:
+        """The game he remembers, as the LEDs show it: the whole game, or the game but its
+        last move when that is the computer's move they show (steady) to be made. Once
+        they guide the pieces there (where they stand, less the blinking red squares,
+        plus the blinking green, the shown move's squares aside: before the board's scan
+        is judged they guide nowhere), he sets that position up (as one who knows it:
+        every square, the shown move's too) and takes it as his board. Nothing fitting
+        for FIX_AFTER s of unchanged LEDs: they show another game (the service started a
+        new one): he forgets the old one."""
+        assert self.remembered is not None
+        fen, moves = self.remembered.fen, self.remembered.moves
+        missing, extra = read.differences()
+        occupied = set(self.hands.occupied)
+        target = (occupied - set(extra)) | set(missing)
+        # (the squares of his own move under way are his hands' business: the LEDs do
+        # not guide a piece he had lifted)
+        judged = set(chess.SQUARES) - set(read.steady) - set(self.remembered.touched)
+        board = chess.Board(fen)
+        for move in moves:
+            board.push(move)
+        if read.remote == Remote.SHOWN and moves:
+            before = board.copy()
+            before.pop()
+            if read.shown_move(before) == moves[-1]:
+                board = before  # the computer's last move, to be made
+        position = set(chess.SquareSet(board.occupied))
+        found = board if position & judged == target & judged else None
+        if found is None:
+            if now - self.read_at >= FIX_AFTER:
+                self.remembered = None
+                self.log.append("the LEDs show another game than the one I remember")
+            return []
+        if found.turn == self.side or self.side is None and found.turn == read.to_move:
+            self.touched = list(self.remembered.touched)
+        self.remembered = None
+        self.board = found
+        self.played = list(found.move_stack)
+        side = (read.to_move if read.remote == Remote.SHOWN else
+                (not read.to_move) if read.remote == Remote.THINKING else read.to_move)
+        if self.side is None and side is not None:
+            self.side = side
+        if self.side is not None:  # (his script counts his moves and the computer's)
+            first = chess.Board(fen).turn
+            mine = sum(1 for ply in range(len(found.move_stack))
+                       if (first if ply % 2 == 0 else not first) == self.side)
+            self.my_moves, self.computer_moves = mine, len(found.move_stack) - mine
+        puts, takes = sorted(position - occupied), sorted(occupied - position)
+        self.log.append(f"resumed the game I remember after {len(found.move_stack)} moves"
+                        + (f": put the pieces back ({' '.join(map(chess.square_name, takes))}"
+                           f" -> {' '.join(map(chess.square_name, puts))})"
+                           if puts or takes else ""))
+
+        def hands() -> None:
+            targets = list(puts)
+            for source in takes:  # each piece off a red square onto a green one
+                self.hands.lift(source)
+                self.hands.pause(*self.style.hand)
+                if targets:
+                    target = min(targets, key=lambda sq: (chess.square_distance(source, sq),
+                                                          sq))
+                    targets.remove(target)
+                    self.hands.place(target)
+                self.hands.pause(0.2, 0.5)
+            for target in targets:  # and from the box, if more are missing
+                self.hands.place(target)
+                self.hands.pause(0.2, 0.5)
+        events = self._hands(now, hands) if puts or takes else []
+        self.hands.board = found.copy()
+        return events
 
     # --- the computer's moves
 
@@ -360,6 +473,8 @@ class Person:
             else:
                 self.log.append(f"played the hint {self.board.san(move)}")
             self.waiting_for = ""
+        if move is None and self.touched:
+            move = self._touched_move()
         if move is None:
             move = self.chooser(self.board.copy())
         self.my_moves += 1
@@ -380,6 +495,24 @@ class Person:
                 self.hands.pause(*self.style.clock_delay)
                 self.hands.clock(mover)
         return self._hands(now, hands)
+
+    def _touched_move(self) -> chess.Move | None:
+        """His move bound by the pieces he touched before the stop (FIDE 4.3): his first
+        touched piece, capturing the enemy piece he touched if it can; else a capture
+        of that enemy piece; None when neither can move (he is free)."""
+        board, touched = self.board, self.touched
+        self.touched = []
+        own = [sq for sq in touched if board.color_at(sq) == board.turn][:1]
+        enemy = [sq for sq in touched if board.color_at(sq) == (not board.turn)][:1]
+        legal = sorted(board.legal_moves, key=chess.Move.uci)
+        for options in ([m for m in legal if m.from_square in own and m.to_square in enemy],
+                        [m for m in legal if m.from_square in own],
+                        [m for m in legal if m.to_square in enemy]):
+            if options:
+                move = self.rng.choice(options)
+                self.log.append(f"bound by touch-move to {board.san(move)}")
+                return move
+        return None
 
     def _my_move_unanswered(self, read: Read, now: float) -> list[ev.Event]:
         """My move is on the board and not taken yet (release, or an undecided capture)."""

@@ -67,7 +67,7 @@ class StationProcess(ArbiterProcess):
     logged in to the broker as the ACL's arbiter user."""
 
     def __init__(self, broker: Broker, folder: Path, *extra: str,
-                 timeout: float = 30.0) -> None:
+                 timeout: float = 30.0, nofile: int | None = None) -> None:
         added = subprocess.run(
             [sys.executable, "-m", "board_ctl.cli", "arbiter", "--add-user", ARBITER,
              "--data-dir", str(folder / "data")], input=ARBITER_PASSWORD + "\n", text=True,
@@ -76,7 +76,7 @@ class StationProcess(ArbiterProcess):
         super().__init__(folder, [
             "--broker", broker.url, "--broker-user", "arbiter",
             "--broker-password-file", str(broker.password_file("arbiter")), *extra],
-            timeout=timeout, env=child_env())
+            timeout=timeout, env=child_env(), nofile=nofile)
 
 
 class BoardProcess:

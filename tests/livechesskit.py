@@ -274,10 +274,11 @@ class Rig:
     """A service on a fake board with the endpoint as its observer."""
 
     def __init__(self, tmp_path: Path, start: StartInfo = StartInfo(),
-                 origins: tuple[str, ...] = ("https://lichess.org",)) -> None:
+                 origins: tuple[str, ...] = ("https://lichess.org",),
+                 **endpoint_options: Any) -> None:
         self.board = FakeBoard()
         self.endpoint = LiveChessEndpoint(Listen("127.0.0.1", 0), serialnr=SERIAL,
-                                          start=start, origins=origins)
+                                          start=start, origins=origins, **endpoint_options)
         self.service = Service(self.board, profile=PROFILES["fide"], start=start,
                                namer=OutputNamer(tmp_path), options=RunOptions(),
                                observers=[self.endpoint], clock=lambda: 100.0)

@@ -22,6 +22,7 @@ import chess.pgn
 from gpiozero.pins.mock import MockFactory, MockPin
 
 from board_ctl.core.effects import Effect, LedFrame
+from conftest import stop_process
 from board_ctl.simulate import RenderedGame, RenderStyle, render_game
 from board_ctl.service.view import ViewState
 
@@ -36,8 +37,9 @@ class FakeBoard:
 
     description = "fake board"
 
-    def __init__(self, description: str = "fake board") -> None:
+    def __init__(self, description: str = "fake board", identity: str = "fake board") -> None:
         self.description = description
+        self.identity = identity
         self.frames: list[LedFrame] = []
         self.put: Callable[[object], None] | None = None
         self.stopped = False
@@ -142,7 +144,9 @@ class EmulatorProcess:
         while b"\n" not in buf:
             ready, _, _ = select.select([fd], [], [], max(deadline - time.monotonic(), 0))
             chunk = os.read(fd, 4096) if ready else b""
-            if not chunk:
+            if not chunk:  # (it is stopped: a test that fails here leaves nothing running)
+                stop_process(self.proc)
+                self.stderr.close()
                 raise RuntimeError(f"emulator did not start: {self.errors()}")
             buf += chunk
         assert buf.startswith(b"LINK "), buf

@@ -1,6 +1,6 @@
 """Helpers for the station tests: a board that publishes a real game exactly as
-docs/mqtt.md says (pure messages, or through a real broker), a Mosquitto of the test's
-own on a free port, the station's web server on another.
+docs/mqtt.md says (pure messages, or through a real broker: the shipped Mosquitto of
+tests/brokerkit.py), the station's web server on a free port.
 
 `ContractBoard` is written from the contract alone, independently of the board side
 (board_ctl/hall/); the `board_publisher` fixture of test_station_live.py is the one
@@ -9,14 +9,13 @@ place to swap in the real publisher."""
 from __future__ import annotations
 
 import json
-import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ import chess
 import chess.pgn
 import httpx2 as httpx  # the test extra (starlette's test client uses it too)
 
-from conftest import missing_tool, stop_process
+from conftest import stop_process
 from servicekit import game_from
 
 PREFIX = "board-ctl"
@@ -239,7 +238,7 @@ class ArbiterProcess:
     broker. `args`: the rest of its command line (the broker, users, an event)."""
 
     def __init__(self, folder: Path, args: list[str], *, timeout: float = 30.0,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, nofile: int | None = None) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -249,7 +248,13 @@ class ArbiterProcess:
                      "--listen", f"127.0.0.1:{self.port}", "--data-dir", str(self.data), *args]
         self.log_path = folder / "station.log"
         self.log = self.log_path.open("ab")
-        self.process = subprocess.Popen(self.args, stdout=self.log, stderr=self.log, env=env)
+        preexec = None
+        if nofile is not None:  # the station's file descriptors, as a unit's LimitNOFILE sets
+            def preexec() -> None:
+                import resource
+                resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        self.process = subprocess.Popen(self.args, stdout=self.log, stderr=self.log, env=env,
+                                        preexec_fn=preexec)
 
         def connected() -> bool:
             self.alive()
@@ -288,76 +293,22 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def mosquitto_path() -> str | None:
-    return shutil.which("mosquitto") or (
-        "/usr/sbin/mosquitto" if Path("/usr/sbin/mosquitto").exists() else None)
-
-
-class Broker:
-    """A Mosquitto of the test's own: loopback, a free port, persistence in tmp."""
-
-    def __init__(self, folder: Path) -> None:
-        binary = mosquitto_path()
-        if binary is None:
-            missing_tool("mosquitto is not installed (apt-get install mosquitto)")
-        assert binary is not None
-        self.binary = binary
-        self.folder = folder
-        self.port = free_port()
-        folder.mkdir(parents=True, exist_ok=True)
-        self.config = folder / "mosquitto.conf"
-        self.config.write_text(
-            f"listener {self.port} 127.0.0.1\nallow_anonymous true\n"
-            f"persistence true\npersistence_location {folder}/\n"
-            "log_dest stderr\nlog_type error\nlog_type warning\n", encoding="utf-8")
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"mqtt://127.0.0.1:{self.port}"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen([self.binary, "-c", str(self.config)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-
-        def accepting() -> bool:
-            assert self.process is not None
-            if self.process.poll() is not None:
-                raise AssertionError(f"mosquitto exited: {self.process.stderr.read()!r}")  # type: ignore[union-attr]
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.2).close()
-                return True
-            except OSError:
-                return False
-        wait_for(accepting, 10, "mosquitto to listen")
-
-    def stop(self) -> None:
-        if self.process is not None:
-            stop_process(self.process, grace=5)
-
-
-def broker_fixture(tmp_path: Path) -> Iterator[Broker]:
-    broker = Broker(tmp_path / "broker")
-    broker.start()
-    try:
-        yield broker
-    finally:
-        broker.stop()
-
-
 class MqttBoard:
     """A ContractBoard on a real broker: its status will, its messages published QoS 1,
     its commands read from cmd/# and answered."""
 
-    def __init__(self, board: ContractBoard, port: int) -> None:
+    def __init__(self, board: ContractBoard, port: int, password: str | None = None) -> None:
+        """`password`: log in as the board's id (the shipped broker's ACL)."""
         import paho.mqtt.client as mqtt
         from paho.mqtt.enums import CallbackAPIVersion
 
         self.board = board
         self.lock = threading.Lock()
         self.commands: list[tuple[str, dict[str, Any]]] = []
-        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=f"test-board-{board.board}",
+        client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=board.board,
                              protocol=mqtt.MQTTv5)
+        if password is not None:
+            client.username_pw_set(board.board, password)
         client.will_set(board.topic("status"), b"offline", qos=1, retain=True)
         client.on_message = self._on_message
         client.on_connect = lambda c, u, f, rc, p: c.subscribe(f"{board.prefix}/{board.board}/cmd/#", qos=1)

@@ -69,7 +69,7 @@ def test_export_sensor_logs_of_several_games(tmp_path: Path,
     logs = tmp_path / "logs"
     assert main(["export", "--data-dir", str(data), "--pgn", str(tmp_path / "all.pgn"),
                  "--sensor-log", str(logs)]) == 0
-    assert "3 sensor log(s) written to" in capsys.readouterr().err
+    assert "3 sensor logs written to" in capsys.readouterr().err
     assert sorted(p.name for p in logs.iterdir()) == [f"{i}.sensor.jsonl" for i in ids]
     games = Archive(data).games()
     for game in games:

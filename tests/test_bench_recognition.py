@@ -160,3 +160,18 @@ def _consistent(c: dict[str, int]) -> None:
     assert 0 <= c["exact"] <= c["logs"] and 0 <= c["right alerts"] <= c["logs"]
     assert c["silently wrong"] <= c["logs"] - c["exact"]
     assert c["right alerts"] + max(c["false alerts"], c["missed alerts"]) <= c["logs"]
+
+
+@pytest.mark.slow
+def test_worker_processes_give_the_same_table_as_one_process(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """--jobs J sends each worker the games by name (parsed games do not pickle: too
+    deep) and prints the table one process prints."""
+    options = ["--behaviours", "slow-slide,knocked-restored-late", "--every", "40",
+               "--limit", "2"]
+    tables = []
+    for jobs in ("1", "2"):
+        bench.main([*options, "--jobs", jobs])
+        tables.append(capsys.readouterr().out)
+    assert "slow-slide" in tables[0] and "knocked-restored-late" in tables[0]
+    assert tables[1] == tables[0]

@@ -154,7 +154,7 @@ def test_outputs_that_cannot_be_written_are_named_and_nothing_is_half_written(
 def test_replay_reads_standard_input_with_a_bom(tmp_path: Path) -> None:
     done = run_in(tmp_path, "replay", "-", "--pgn", "out.pgn", stdin="\ufeff" + jsonl(*MOVES))
     assert done.returncode == 0, done.stderr
-    assert "<stdin>: 1 plies, 0 alerts" in done.stderr
+    assert "<stdin>: 1 ply, 0 alerts" in done.stderr
     game = read_pgn(tmp_path / "out.pgn")
     assert game is not None and [m.uci() for m in game.mainline_moves()] == ["e2e4"]
 
@@ -220,3 +220,30 @@ def test_bad_tags_in_a_log_are_left_out_and_the_pgn_written(tmp_path: Path,
     game = read_pgn(tmp_path / "out.pgn")
     assert game is not None and game.headers["White"] == "Ann"
     assert not set(tags) & set(game.headers)
+
+
+@pytest.mark.parametrize("name", ["game.pgn", "game.txt"])
+def test_a_pgn_given_to_replay_is_one_line_saying_what_replay_reads(
+        tmp_path: Path, name: str) -> None:
+    """It printed one "not valid JSON" line for each line of the PGN (24 for a game of
+    the archive) and never said that replay reads the sensor log."""
+    pgn = tmp_path / name
+    pgn.write_text((REPO / "tests" / "data" / "games" / "classics.pgn").read_text(
+        encoding="utf-8"), encoding="utf-8")  # real games, as an archive exports them
+    done = run("replay", str(pgn), "--pgn", str(tmp_path / "out.pgn"))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"board-ctl replay: {pgn} is a PGN file, not a sensor log: replay reads a game's "
+        f"sensor log (GAME.sensor.jsonl, beside its PGN; `board-ctl export GAME "
+        f"--sensor-log FILE` writes one from the archive); nothing written"]
+    assert not (tmp_path / "out.pgn").exists()
+
+
+def test_a_file_with_no_json_at_all_is_one_line(tmp_path: Path) -> None:
+    junk = tmp_path / "notes.txt"
+    junk.write_text("hello\nworld\n\nagain\n", encoding="utf-8")
+    done = run("replay", str(junk))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.splitlines() == [
+        f"board-ctl replay: {junk} is not a sensor log (3 lines, none of them JSON): replay "
+        f"reads a game's sensor log (GAME.sensor.jsonl, beside its PGN); nothing written"]

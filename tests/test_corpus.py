@@ -181,3 +181,54 @@ def test_clean_games_in_the_other_profiles(profile: str) -> None:
         if replayed.moves != rendered.moves or replayed.alerts or replayed.result != rendered.result:
             failures.append((seed, replayed.first_divergence(), replayed.alerts[:3]))
     assert failures == [], failures[:5]
+
+
+# ---------------------------------------------------------------- the older Laws (classic)
+
+
+@pytest.mark.parametrize("use_clock", [True, False], ids=["clock", "no-clock"])
+def test_clean_games_under_the_older_laws(use_clock: bool) -> None:
+    """Every game of the corpus, its log's start line naming the classic profile: exact,
+    with its result and no alert (the claim at a repetition's end upheld as before)."""
+    from board_ctl.simulate.classic import render_classic_clean
+
+    failures = []
+    for seed, game in enumerate(corpus()):
+        rendered = render_classic_clean(game, seed=seed, style=RenderStyle(use_clock=use_clock))
+        replayed = replay_rendered(rendered, "classic")
+        if replayed.moves != rendered.moves or replayed.alerts or replayed.result != rendered.result:
+            failures.append((seed, replayed.first_divergence(), replayed.alerts[:3]))
+    assert failures == [], f"{len(failures)} games wrong: {failures[:5]}"
+
+
+CLASSIC_CASES = [("king-into-check", True), ("king-into-check-thrice", True),
+                 ("wrong-claim", True), ("wrong-claim", False), ("offer-out-of-turn", True),
+                 ("offer-repeated", True), ("offer-repeated", False)]
+
+
+@pytest.mark.parametrize("code, use_clock", CLASSIC_CASES,
+                         ids=[f"{c}-{'clock' if u else 'no-clock'}" for c, u in CLASSIC_CASES])
+def test_infractions_under_the_older_laws_raise_their_alerts(code: str, use_clock: bool) -> None:
+    """Each infraction the older Laws judge their own way, staged in every game that
+    allows it: its alerts, and the record exact (up to the loss, for the third king moved
+    into check); a wrong claim costs the claimant five minutes of his clock."""
+    from board_ctl.simulate.classic import render_classic
+
+    failures, checked = [], 0
+    for seed, game in enumerate(corpus() if use_clock else corpus()[::3]):
+        try:
+            rendered = render_classic(game, code, seed=seed, style=RenderStyle(use_clock=use_clock))
+        except NoEligiblePly:
+            continue
+        checked += 1
+        replayed = replay_rendered(rendered, "classic")
+        expected = [alert for alert, _ in rendered.expected_alerts]
+        penalties = [line for line in replayed.record.report if line["kind"] == "penalty"]
+        wanted_penalties = 1 if code == "wrong-claim" else 0
+        if (replayed.moves != rendered.moves or replayed.alerts != expected
+                or replayed.result != rendered.result or len(penalties) != wanted_penalties
+                or any(p["seconds"] != -300 for p in penalties)):
+            failures.append((seed, replayed.first_divergence(), expected, replayed.alerts[:6],
+                             replayed.result, rendered.result))
+    assert checked >= (30 if code == "king-into-check-thrice" else 90)
+    assert failures == [], f"{len(failures)} of {checked} wrong: {failures[:5]}"

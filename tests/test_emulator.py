@@ -303,3 +303,56 @@ def test_unreadable_log_is_a_clear_error(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "cannot read" in result.stderr and "missing.jsonl" in result.stderr
     assert not (tmp_path / "b").is_symlink()
+
+
+def test_a_link_in_a_missing_folder_is_one_line(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "firmware_bridge.emulator", "--link",
+         str(tmp_path / "no-such-dir" / "x"), "--interactive"],
+        capture_output=True, text=True, timeout=30, cwd=ROOT, stdin=subprocess.DEVNULL,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"board-emulator: --link {tmp_path / 'no-such-dir' / 'x'}: its folder "
+        f"{tmp_path / 'no-such-dir'} does not exist"]
+
+
+def test_a_second_emulator_on_the_same_link_is_refused(emulators: list[Emulator],
+                                                       tmp_path: Path) -> None:
+    """The second one says who has the link and exits 1; the first keeps its link (it
+    used to be taken over, and deleted when the second one exited)."""
+    first = start(emulators, tmp_path, "--interactive", stdin=True)
+    device = os.readlink(first.link)
+    result = subprocess.run(
+        [sys.executable, "-m", "firmware_bridge.emulator", "--link", str(first.link),
+         "--interactive"],
+        capture_output=True, text=True, timeout=30, cwd=ROOT, stdin=subprocess.DEVNULL,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"board-emulator: --link {first.link} is in use by another board-emulator (pid "
+        f"{first.proc.pid}): stop that one, or give this one another --link"]
+    assert os.readlink(first.link) == device  # still the first one's pty
+    with BoardLink(str(first.link)) as link:  # and it still answers there
+        link.open(timeout=10)
+        assert link.board is not None
+    first.type("quit\n")
+    assert first.proc.wait(timeout=10) == 0
+    assert not first.link.is_symlink() and not (tmp_path / ".board.lock").exists()
+
+
+def test_the_board_id_is_the_same_at_every_run_of_a_link(emulators: list[Emulator],
+                                                         tmp_path: Path) -> None:
+    """A host resumes a game on the board it was played on: an emulator restarted on the
+    same link is the same board, one on another link another."""
+    (tmp_path / "other").mkdir()
+    ids = []
+    for folder in (tmp_path, tmp_path, tmp_path / "other"):
+        emu = start(emulators, folder, "--interactive", stdin=True)
+        with BoardLink(str(emu.link)) as link:
+            link.open(timeout=10)
+            assert link.board is not None
+            ids.append(link.board.board_id)
+        emu.type("quit\n")
+        assert emu.proc.wait(timeout=10) == 0
+    assert ids[0] == ids[1] != ids[2]

@@ -24,7 +24,7 @@ from hallkit import BoardProcess, StationProcess, sign_in, wait_until
 from script import events
 from servicekit import FAST, game_from
 
-USERS = {"arbiter": "arbiter-secret", "b1": "b1-secret"}
+USERS = {"arbiter": "arbiter-secret", "observer": "observer-secret", "b1": "b1-secret"}
 
 
 @pytest.fixture
@@ -47,7 +47,8 @@ def test_a_board_that_reconnects_raises_no_alert_twice(tmp_path: Path, broker: B
     played = events("-e2 +e4 Cw -e7 +e5 Cb ~1 +d5 ~3 -d5 ~2 +d5", t=0.5)
     log = log_text([event_to_json(e) for e in played])
     station = StationProcess(broker, tmp_path / "station")
-    watcher = Watcher(broker, client_id="test-watcher")
+    # (one connection per user: the station is `arbiter`, the test watches as `observer`)
+    watcher = Watcher(broker, user="observer", topics="board-ctl/+/+")
     board = BoardProcess(broker, tmp_path / "b1", "b1", 1, log, speed=2,
                          until=played[-1].t + 100_000, time_control="300+2", url=proxy.url)
     try:

@@ -5,16 +5,22 @@ reads only its own commands; a wrong password stops `board-ctl run` with one lin
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import paho.mqtt.client as mqtt
 import pytest
 
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
 from brokerkit import Broker, Station
 from servicekit import board_ctl, child_env
 
-USERS = {"arbiter": "arb-secret", "b1": "b1-secret", "b2": "b2-secret"}
+USERS = {"arbiter": "arb-secret", "observer": "obs-secret", "b1": "b1-secret",
+         "b2": "b2-secret"}
 
 
 @pytest.fixture
@@ -144,3 +150,148 @@ def test_a_bad_mqtt_setting_is_one_line(tmp_path: Path, args: tuple[str, ...],
     assert result.returncode == 2, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert says in result.stderr, result.stderr
+
+
+# ---------------------------------------------------------------- forgeries (issue 17)
+
+
+class Client:
+    """A paho client logged in as `user` with the client id it chooses: what an attacker
+    holding that user's credential runs. Counts its disconnections; keeps what it gets
+    and the broker's answer to each publication."""
+
+    def __init__(self, broker: Broker, user: str, client_id: str, *, session: bool = False,
+                 subscribe: str | None = None) -> None:
+        self.lock = threading.Condition()
+        self.connects = 0
+        self.drops = 0
+        self.got: list[tuple[str, bytes]] = []
+        self.acks: dict[int, str] = {}
+        self.subscribed = threading.Event()
+        c = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id,
+                        protocol=mqtt.MQTTv5)
+        c.username_pw_set(user, USERS[user])
+        c.reconnect_delay_set(0.05, 0.2)  # type: ignore[arg-type]
+
+        def on_connect(cl: Any, u: Any, flags: Any, reason: Any, props: Any) -> None:
+            with self.lock:
+                self.connects += not reason.is_failure
+                self.lock.notify_all()
+            if subscribe and not reason.is_failure:
+                cl.subscribe(subscribe, qos=1)
+
+        def on_disconnect(cl: Any, u: Any, flags: Any, reason: Any, props: Any) -> None:
+            with self.lock:
+                self.drops += 1
+
+        def on_message(cl: Any, u: Any, message: Any) -> None:
+            with self.lock:
+                self.got.append((message.topic, bytes(message.payload)))
+                self.lock.notify_all()
+
+        def on_publish(cl: Any, u: Any, mid: int, reason: Any, props: Any) -> None:
+            with self.lock:
+                self.acks[mid] = str(reason)
+                self.lock.notify_all()
+
+        c.on_connect, c.on_disconnect, c.on_message = on_connect, on_disconnect, on_message
+        c.on_publish = on_publish
+        c.on_subscribe = lambda cl, u, mid, reasons, p: self.subscribed.set()
+        properties = Properties(PacketTypes.CONNECT)
+        properties.SessionExpiryInterval = 3600
+        c.connect("127.0.0.1", broker.port, keepalive=10, clean_start=not session,
+                  properties=properties)
+        c.loop_start()
+        self.client = c
+        self.wait(lambda: self.connects > 0, "connected")
+        if subscribe:
+            assert self.subscribed.wait(10), "no SUBACK"
+
+    def wait(self, check: Any, what: str, timeout: float = 10.0) -> None:
+        deadline = time.monotonic() + timeout
+        with self.lock:
+            while not check():
+                left = deadline - time.monotonic()
+                assert left > 0, f"timed out waiting for {what}"
+                self.lock.wait(min(left, 0.2))
+
+    def publish(self, topic: str, payload: bytes) -> str:
+        """The broker's answer (its PUBACK's reason)."""
+        mid = self.client.publish(topic, payload, qos=1).mid
+        self.wait(lambda: mid in self.acks, f"the PUBACK of {topic}")
+        return self.acks[mid]
+
+    def topics(self) -> list[str]:
+        with self.lock:
+            return [topic for topic, _ in self.got]
+
+    def close(self) -> None:
+        self.client.disconnect()
+        self.client.loop_stop()
+
+
+def test_no_credential_takes_over_another_users_connection_or_session(broker: Broker) -> None:
+    """Issue 17 §1.2: b1 connecting with the station's client id (or b2's) knocked it off
+    and inherited its persistent session. Each id a user's own: the station and b2 stay
+    connected through an attacker's reconnection loop, and the station's queued
+    messages wait for the station, not for whoever takes its id."""
+    station = Client(broker, "arbiter", "arbiter", session=True, subscribe="board-ctl/+/+")
+    b2 = Client(broker, "b2", "b2")
+    try:
+        for stolen in ("arbiter", "board-ctl-station", "b2", "board-ctl-b2"):
+            for _ in range(5):
+                attacker = Client(broker, "b1", stolen, session=True)
+                attacker.close()
+        assert (station.drops, b2.drops) == (0, 0)
+        # the station away (its session kept): what a board publishes meanwhile is queued
+        # for the station; b1 under the station's id, session kept, gets none of it
+        station.client.disconnect()
+        station.client.loop_stop()
+        assert b2.publish("board-ctl/b2/move", b'{"queued": 1}') == "Success"
+        thief = Client(broker, "b1", "arbiter", session=True, subscribe="board-ctl/+/+")
+        time.sleep(0.3)  # (a negative: nothing may arrive; the queue was handed at CONNACK)
+        assert thief.got == []
+        thief.close()
+        station = Client(broker, "arbiter", "arbiter", session=True)
+        station.wait(lambda: ("board-ctl/b2/move", b'{"queued": 1}') in station.got,
+                     "the queued move, for the station")
+    finally:
+        station.close()
+        b2.close()
+
+
+@pytest.mark.parametrize("user, topic", [
+    ("b1", "board-ctl/b1/cmd/result"),   # a board's own orders: only the station's
+    ("b1", "board-ctl/b1/cmd/clock"),
+    ("b1", "board-ctl/b2/cmd/result"),
+    ("b1", "board-ctl/b2/state"),        # another board's game
+    ("b1", "board-ctl/b1/other"),        # not a topic of the contract
+    ("b1", "board-ctl/b1/state/x"),
+    ("arbiter", "board-ctl/arbiter/status"),  # the station posing as a board
+    ("arbiter", "board-ctl/arbiter/state"),
+    ("arbiter", "board-ctl/b1/state"),
+    ("observer", "board-ctl/observer/state"),
+    ("observer", "board-ctl/b1/move"),
+    ("observer", "board-ctl/b1/cmd/result"),
+])
+def test_the_broker_refuses_every_forged_publication(broker: Broker, user: str,
+                                                     topic: str) -> None:
+    """Issue 17 §1.3: as b1, cmd/result {"by": "arbiter", ...} ended b1's game 0-1 "given
+    by the arbiter"; as arbiter, board-ctl/arbiter/status made a board appear. Each
+    forgery is refused by the broker and reaches no one: witnesses reading everything
+    they may get b2's next message, sent after the broker answered, and nothing before."""
+    witnesses = [Client(broker, name, name, subscribe=topics)  # (one connection a user)
+                 for name, topics in (("observer", "board-ctl/+/+"), ("arbiter", "board-ctl/#"))
+                 if name != user]
+    sender = Client(broker, user, user)
+    b2 = Client(broker, "b2", "b2")
+    try:
+        forged = b'{"v": 1, "id": "forged", "by": "arbiter", "result": "0-1"}'
+        assert sender.publish(topic, forged) == "Not authorized"
+        assert b2.publish("board-ctl/b2/move", b'{"sentinel": 1}') == "Success"
+        for witness in witnesses:
+            witness.wait(lambda: "board-ctl/b2/move" in witness.topics(), "the sentinel")
+            assert topic not in witness.topics()
+    finally:
+        for c in (sender, b2, *witnesses):
+            c.close()

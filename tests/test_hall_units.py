@@ -42,12 +42,13 @@ def test_settings_from_a_url(tmp_path: Path) -> None:
     s = resolve("mqtt://hall.local", "b07")
     assert (s.host, s.port, s.username, s.password, s.tls) == ("hall.local", 1883, "b07", None,
                                                                False)
-    assert s.topic("move") == "board-ctl/b07/move" and s.client_id == "board-ctl-b07"
+    assert s.topic("move") == "board-ctl/b07/move" and s.client_id == "b07"  # its user
     secret = tmp_path / "pw"
     secret.write_text("s3cret\nignored\n")
     s = resolve("mqtts://hall:8884", "b07", username="board7", password_file=str(secret),
                 topic_prefix="club/boards")
     assert (s.port, s.username, s.password, s.tls) == (8884, "board7", "s3cret", True)
+    assert s.client_id == "board7"  # (what use_username_as_clientid makes it anyway)
     assert s.topic("cmd/#") == "club/boards/b07/cmd/#" and "s3cret" not in repr(s)
     s = resolve("mqtt://u%40x:p%3Aw@10.0.0.1:1999", "b1")
     assert (s.username, s.password, s.port) == ("u@x", "p:w", 1999)
@@ -115,6 +116,56 @@ def test_a_bad_command_keeps_its_id_for_the_reply() -> None:
     with pytest.raises(CommandError) as info:
         parse("result", b'{"id": "r9", "by": "x", "result": "3-0"}')
     assert info.value.command_id == "r9" and str(info.value).startswith("'result' must")
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) |
+    st.text(max_size=30) | st.sampled_from([10 ** 4000, -(10 ** 400), "1-0", "arbiter"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=3), max_leaves=10)
+FIELDS = ["id", "by", "game", "result", "reason", "code", "white", "black", "fen", "event",
+          "site", "round", "board_no"]
+
+
+def _dumps(data: object) -> bytes:
+    try:
+        return json.dumps(data).encode()
+    except ValueError:  # (json will not write an integer of 4,000 digits; a board may get one)
+        return b'{"id": 1, "by": "x", "game": ' + b"9" * 4000 + b"}"
+
+
+@settings(max_examples=150, deadline=None)
+@given(verb=st.sampled_from(["ack", "result", "players", "new-game", "clock", "x"]),
+       payload=st.one_of(
+           st.binary(max_size=100),
+           st.dictionaries(st.sampled_from(FIELDS), JSON_VALUES, max_size=6).map(_dumps),
+           st.integers(1, 300_000).map(lambda depth: b"[" * depth + b"]" * depth),
+           st.integers(1, 30_000).map(lambda n: b'{"id": 1, "by": "' + b"a" * n + b'"}')))
+def test_any_payload_is_an_order_or_a_command_error(verb: str, payload: bytes) -> None:
+    """Issue 17 §1.1: `parse` caught decode errors only; a 5,000-digit integer (ValueError)
+    or nesting 200,000 deep (RecursionError) went up through paho and killed the board's
+    link. Whatever the payload: an Order, or a CommandError with a short reason."""
+    try:
+        order = parse(verb, payload)
+    except CommandError as exc:
+        assert 0 < len(str(exc)) < 400
+        assert exc.command_id is None or isinstance(exc.command_id, (str, int))
+    else:
+        assert order.verb == verb and len(order.key) <= 64
+
+
+@pytest.mark.parametrize("payload", [
+    b'{"id": 1, "by": "x", "result": "1-0", "game": ' + b"9" * 5000 + b"}",
+    b"[" * 200_000 + b"]" * 200_000,
+    b'{"id": 1, "by": "x", "white": 1' + b"0" * 400 + b', "black": 1}',
+    b'{"id": 1, "by": "x", "white": {"fide_id": 1' + b"0" * 400 + b"}}",
+    b'{"id": ' + b"7" * 70 + b', "by": "x"}',
+    b"\xff\xfe",
+])
+def test_the_commands_that_killed_the_link(payload: bytes) -> None:
+    for verb in ("result", "clock", "players"):
+        with pytest.raises(CommandError):
+            parse(verb, payload)
 
 
 # ---------------------------------------------------------------- the journal, read as it grows

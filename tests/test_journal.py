@@ -286,7 +286,7 @@ def test_a_deleted_line_is_found(tmp_path: Path, seed: int) -> None:
     path.write_bytes(b"".join(lines))
     recovered = read_journal(path)
     assert recovered.problems[0] == (
-        f"journal {path}: 1 record(s) missing before line {index + 1} (numbers "
+        f"journal {path}: 1 record missing before line {index + 1} (numbers "
         f"{gone['seq']}-{gone['seq']}): lines deleted or lost")
     if "kind" in gone:
         assert recovered.events == whole.events and "salvaged" in recovered.problems[1]

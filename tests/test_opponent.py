@@ -383,3 +383,39 @@ def test_the_views_say_what_the_computer_does(remote: str, promotion: chess.Piec
     assert len(lines) == 1 and ("the computer" in lines[0] or "hint" in lines[0])
     if promotion:
         assert "knight" in text and "promoting to a knight" in lines[0]
+
+
+@pytest.mark.slow
+def test_the_side_drawn_for_each_game_is_said(stockfish: str, tmp_path: Path) -> None:
+    """--engine-side random: the console says which side the engine plays, game by game
+    (it said only "random" at the start)."""
+    from board_ctl.service.game import OutputNamer
+    from board_ctl.service.service import RunOptions, Service
+    from servicekit import FakeBoard, RecordingView
+    from test_service_loop import START, feed
+
+    opponent = Opponent(OpponentSettings(EngineSettings(level=0), "random", movetime=0.1),
+                        random.Random(5))
+    opponent.start()
+    view = RecordingView()
+    service = Service(FakeBoard(), profile=PROFILES["casual"], start=StartInfo(),
+                      namer=OutputNamer(tmp_path), options=RunOptions(), view=view,
+                      opponent=opponent)
+    service.open()
+    try:
+        sides = []
+        for n in range(6):  # each game resigned, the board set up again
+            feed(service, [ev.Snapshot(10.0 * n + 1.0, 0), ev.Snapshot(10.0 * n + 2.0, START)])
+            assert service.session is not None
+            remote = service.session.start.remote
+            assert remote is not None
+            [said] = [m for m in view.all_messages if m.startswith(f"game {n + 1} started")]
+            name = "White" if remote == chess.WHITE else "Black"
+            assert said.endswith(f"; {opponent.label} plays {name} (drawn)"), said
+            sides.append(remote)
+            feed(service, [ev.Resigned(10.0 * n + 3.0, not remote)])
+        assert set(sides) == {chess.WHITE, chess.BLACK}
+    finally:
+        service.request_stop()
+        service.step(timeout=0)
+        service.close()

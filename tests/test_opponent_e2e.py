@@ -404,3 +404,73 @@ def test_the_service_killed_mid_game_resumes_against_the_engine(tmp_path: Path,
               if "person: " in line and "person: seed" not in line]
     assert sans == chosen(person)
     assert "ALERT" not in second.stdout
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process under `pid` (its children, theirs, ...), from the process table."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def test_a_game_resumed_on_a_fresh_emulator_is_put_back_and_finished(tmp_path: Path) -> None:
+    """`board-ctl run --opponent` with the built-in emulator, killed (-9) with its
+    emulator and engine during the game: the next start resumes the game on the emulator
+    started again with its pieces where the game left them (a real board keeps them
+    through a power cut). Its person knows the game (the service tells him, as a player
+    knows his game), puts back what the LEDs ask, makes the engine's move if shown and
+    plays on to the end (before: the emulator started at the start position and the game
+    stalled, the person waiting for LEDs that never changed)."""
+    import signal
+    import subprocess
+    import sys
+
+    from servicekit import wait_until
+
+    config = tmp_path / "board.toml"
+    config.write_text("[emulator]\nseed = 9\n[opponent]\nengine = \"stockfish\"\nlevel = 2\n"
+                      "[display]\nview = \"plain\"\n", encoding="utf-8")
+    args = ["run", "--config", str(config), "--speed", "10", "--data-dir",
+            str(tmp_path / "data")]
+    first = subprocess.Popen([sys.executable, "-m", "board_ctl.cli", *args, "--pgn",
+                              str(tmp_path / "first.pgn")], cwd=tmp_path, env=child_env(),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        sensor = tmp_path / "first.sensor.jsonl"
+        wait_until(lambda: sensor.exists() and sensor.read_text().count("opponent-move") >= 3,
+                   timeout=120, what="three of the engine's moves")
+    finally:
+        for pid in [first.pid, *descendants(first.pid)]:  # the emulator and the engine too
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        first.wait(timeout=10)
+    from board_ctl.archive import Archive
+
+    unfinished = Archive(tmp_path / "data").unfinished()
+    assert unfinished is not None
+    before = [chess.Move.from_uci(str(r["uci"])) for r in unfinished.recovered.records
+              if r.get("kind") == "move"]
+    second = board_ctl(*args, "--once", "--pgn", str(tmp_path / "out.pgn"), cwd=tmp_path,
+                       timeout=240)
+    assert second.returncode == 0, second.stderr + second.stdout[-2000:]
+    assert "resuming game" in second.stdout
+    assert "Traceback" not in second.stderr
+    game = chess.pgn.read_game(io.StringIO((tmp_path / "out.pgn").read_text("utf-8")))
+    assert game is not None and game.headers["Result"] != "*", second.stdout[-2000:]
+    moves = list(game.mainline_moves())
+    assert len(before) >= 5 and moves[:len(before)] == before  # it went on where it stood
+    assert len(moves) > len(before) + 2

@@ -6,6 +6,7 @@ the board, completed by release when there is no clock."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import chess
 import pytest
@@ -568,3 +569,25 @@ def test_moves_made_while_the_link_was_down_are_read_from_the_scan(
     assert len(scans) == sum(n <= len(played.chosen) // 2 for n in outages)
     again = replay_events(played.start, played.events, PROFILES["fide"])
     assert again.pgn_text() == played.record.pgn_text()
+
+
+# ---------------------------------------------------------------- the service killed
+
+
+@pytest.mark.slow  # (every event committed to a journal on disk, as the service does)
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("after, away", [(0.0, 5.0), (1.2, 15.0), (2.4, 30.0), (4.0, 1.0)])
+def test_a_service_killed_against_the_computer_resumes_exactly(
+        tmp_path: Path, seed: int, after: float, away: float) -> None:
+    """kill -9 of the service `after` s after the computer's 4th move is announced; the
+    board (the person) plays on while it is away, its events lost; `away` s later the
+    game is resumed from the journal as `board-ctl run` resumes it (the LEDs at start-up,
+    then the board's scan). The record is exactly the moves chosen, with no alert.
+    (A deterministic model of tests/test_opponent_e2e.py's kill, in simulated time.)"""
+    person = Person(seed=seed)
+    played = play(person, remote=chess.BLACK, seed=seed, max_plies=24,
+                  restarts={4: (after, away)}, journal=tmp_path)
+    moves = [m.move for m in played.record.moves]
+    assert moves == played.chosen, played.person.log
+    assert played.alerts == [], played.alerts
+    assert len(moves) >= 12 or played.result is not None

@@ -399,10 +399,12 @@ def test_resume_after_a_clean_cut(tmp_path: Path) -> None:
     path = play_half(tmp_path)
     last_t = read_journal(path).last_t
     svc, board, view = service(tmp_path)
-    text = view.wait_message(lambda m: "resuming game" in m)
-    assert "6 moves" in text and "Nf6" in text
+    text = view.wait_message(lambda m: "left unfinished on this board" in m)
+    assert "6 plies" in text and "Nf6" in text
     assert board.frames  # the game's LEDs at once
+    assert svc.session is None  # until the board shows the game's position
     finish(svc, board_t=0.0)  # the new board's clock starts at 0 again
+    assert any("resuming game" in m and "shows its position" in m for m in view.all_messages)
     moves = [m for m in svc.session.record.moves]
     assert moves[-1].san == "Qxf7#"
     assert moves[-1].t > last_t  # time goes on from the journal: nobody pays the cut
@@ -454,9 +456,10 @@ def test_torn_journal_is_recovered_saying_so(tmp_path: Path) -> None:
     assert f"line {total} of {total} is torn" in problems[0]
     assert f"up to line {total - 1}, dropping 1 line" in problems[0]
     # Nf6 was not pressed yet: five moves
-    assert any("resuming game" in m and "5 moves" in m for m in view.all_messages)
+    assert any("left unfinished" in m and "5 plies" in m for m in view.all_messages)
     # Nf6 stands on the board; its press comes again (the player presses once more)
     feed(svc, [ev.Snapshot(0.0, ON_THE_BOARD), *events("Cb", t=0.0)])
+    assert any("resuming game" in m and "5 plies" in m for m in view.all_messages)
     finish(svc, board_t=1.0)
     assert pgn_moves(svc.session.record.pgn_text())[-1] == "Qxf7#"
     svc.close()

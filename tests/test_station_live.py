@@ -21,14 +21,23 @@ import pytest
 from board_ctl.station.users import make_user, save_user
 from browserkit import browser, keep_screenshot  # noqa: F401 (a fixture)
 from servicekit import game_from
-from stationkit import ArbiterProcess, Broker, ContractBoard, MqttBoard, broker_fixture, wait_for
+from brokerkit import Broker
+from stationkit import ArbiterProcess, ContractBoard, MqttBoard, wait_for
 
 PASSWORD = "correct horse battery"
 
 
+# The shipped broker (config/mosquitto): each board logs in as itself, the station as arbiter
+BROKER_USERS = {name: f"{name}-secret" for name in ("arbiter", "b01", "b02", "b03", "b04", "b07")}
+
+
 @pytest.fixture
 def broker(tmp_path: Path) -> Iterator[Broker]:
-    yield from broker_fixture(tmp_path)
+    broker = Broker(tmp_path / "broker", BROKER_USERS).start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 @pytest.fixture
@@ -37,7 +46,7 @@ def board_publisher(broker: Broker) -> Iterator[Callable[[ContractBoard], MqttBo
     boards: list[MqttBoard] = []
 
     def make(board: ContractBoard) -> MqttBoard:
-        mqtt_board = MqttBoard(board, broker.port)
+        mqtt_board = MqttBoard(board, broker.port, BROKER_USERS[board.board])
         mqtt_board.publish(board.start())
         boards.append(mqtt_board)
         return mqtt_board
@@ -51,14 +60,16 @@ def board_publisher(broker: Broker) -> Iterator[Callable[[ContractBoard], MqttBo
 
 
 class StationProcess(ArbiterProcess):
-    """`board-ctl arbiter` with a users file of one arbiter, on an open broker."""
+    """`board-ctl arbiter` with a users file of one arbiter, on the shipped broker."""
 
     def __init__(self, broker: Broker, folder: Path, *extra: str) -> None:
         users = folder / "users"
         if not users.exists():
             folder.mkdir(parents=True, exist_ok=True)
             save_user(users, make_user("anna", PASSWORD))
-        super().__init__(folder, ["--broker", broker.url, "--users", str(users),
+        super().__init__(folder, ["--broker", broker.url, "--broker-user", "arbiter",
+                                  "--broker-password-file", str(broker.password_file("arbiter")),
+                                  "--users", str(users),
                                   "--event", "Club night", *extra])
 
 

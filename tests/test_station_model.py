@@ -460,3 +460,149 @@ def test_a_board_setting_up_between_games_keeps_the_last_result_shown() -> None:
     feed(hall, board.new_game(game_from("classics.pgn", 5), "second") + board.play())
     assert b.current == "second" and b.setting_up_ms is None
     assert not card(b, arbiter=True)["setting_up"]
+
+
+# ---------------------------------------------------------------- a hostile board (issue 17)
+
+HOSTILE_VALUES = [
+    10 ** 4000,                       # an integer Python refuses to print past 4300 digits
+    -(10 ** 300), 1e308, -1e308,
+    "x" * 60_000,                     # a string near the size limit
+    [[[[["deep"]]]]], {"a": {"b": {"c": None}}},
+    True, None, "", "\u0000\ud800".encode("utf-8", "surrogatepass").decode("utf-8", "replace"),
+]
+
+
+def hostile_payloads() -> list[bytes]:
+    """Payloads no board should send: every field of each message set to each hostile
+    value, plus raw bytes nothing can read."""
+    board = contract_board("b66")
+    messages = board.start() + board.play() + board.raise_alert(
+        "touch-move", "white", ["g1"], "touched") + board.play()
+    out = [b"", b"\xff\xfe\xfd", b"{" * 200_000, b"[" * 200_000 + b"]" * 200_000,
+           b'{"v": 1, "game": "g", "ply": ' + b"9" * 5000 + b"}",
+           b'{"v": 1, "time": 1e999}', b'{"v": NaN}', b"x" * (300 * 1024)]
+    for message in messages:
+        if not message.payload.startswith(b"{"):
+            continue
+        data = json.loads(message.payload)
+        for key in data:
+            for value in HOSTILE_VALUES:
+                try:
+                    out.append(json.dumps({**data, key: value}).encode())
+                except ValueError:  # (json will not write the 4000-digit integer either)
+                    out.append(message.payload.replace(
+                        json.dumps(data[key]).encode(), b"9" * 4000, 1))
+    return out
+
+
+@pytest.mark.slow  # (4,500 hostile messages and every page: 2.5 s)
+def test_no_hostile_payload_breaks_the_station() -> None:
+    """Every topic, every payload of the class (issue 17 §1.1, the station's side): the
+    model refuses what it cannot use, keeps what it had, and every page still renders."""
+    hall = Hall()
+    board = contract_board("b66")
+    feed(hall, board.start() + board.play())
+    payloads = hostile_payloads()
+    assert len(payloads) > 300
+    for kind in ("status", "state", "move", "alert", "clear", "pgn", "reply"):
+        for payload in payloads:
+            hall.apply(f"board-ctl/b66/{kind}", payload, NOW)
+            hall.apply(f"board-ctl/b67/{kind}", payload, NOW)  # (a board not seen yet)
+    for shown_board in hall.boards.values():
+        card(shown_board, True)
+        detail(shown_board, True)
+    round_pgn(hall, "1", [])
+    game = hall.boards["b66"].game  # (a payload with a harmless field changed may count)
+    known = [m.san for m in game.known_moves()] if game is not None else []
+    game_record = contract_board("b66")
+    for _ in range(3):
+        game_record.play()
+    assert known and known == game_record.sans[:len(known)]
+
+
+@pytest.mark.parametrize("user", ["arbiter", "observer"])
+def test_a_message_on_a_users_topic_is_no_board(user: str) -> None:
+    """The broker's ACL refuses a board's topics to the station's and the observer's
+    users (test_hall_security); if such a message arrived anyway, the station shows no
+    board for it. Nor does a board's message that names another board."""
+    hall = Hall()
+    board = contract_board(user)
+    assert feed(hall, board.start() + board.play()) == 0
+    assert hall.boards == {}
+    b1 = contract_board("b1")
+    forged = [Message(m.topic, m.payload.replace(b'"board": "b1"', b'"board": "b2"'))
+              for m in b1.start() + b1.play()]
+    feed(hall, forged)
+    assert "b1" not in hall.boards or hall.boards["b1"].games == {}
+
+
+def test_the_stations_own_user_is_no_board() -> None:
+    hall = Hall(not_boards=("arbiter", "observer", "station7"))
+    assert feed(hall, contract_board("station7").start()) == 0 and hall.boards == {}
+
+
+def test_a_board_cannot_make_the_station_keep_more_and_more(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 17 §1.5: 30,000 states with distinct game ids from one board took the
+    station from 175 to 537 MB, never freed. What is kept of one board is bounded: its
+    latest games, each with bounded alerts. (2,000 states here; the 30,000, and the
+    memory before and after: bench/bench_station_guard.py.)"""
+    import logging
+
+    caplog.set_level(logging.ERROR, logger="board_ctl.station.model")
+    MAX_GAMES_PER_BOARD, MAX_ALERTS_PER_GAME = 64, 500  # (docs/mqtt.md, "The broker")
+    board = contract_board("b09")
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    state = json.loads(board.state().payload)
+    for n in range(2_000):
+        hall.apply("board-ctl/b09/state", json.dumps(
+            {**state, "game": f"fake-{n:05d}", "time": state["time"] + n}).encode(), NOW)
+    for n in range(3 * MAX_ALERTS_PER_GAME):
+        hall.apply("board-ctl/b09/alert", json.dumps(
+            {"v": 1, "game": "fake-01999", "seq": n, "code": f"c{n}", "t": n,
+             "text": "x" * 5000, "squares": ["e4"] * 1000,
+             "time": state["time"] + 30_000}).encode(), NOW)
+    games = hall.boards["b09"].games
+    assert len(games) == MAX_GAMES_PER_BOARD and "fake-01999" in games
+    kept = games["fake-01999"]
+    assert len(kept.alerts) == MAX_ALERTS_PER_GAME and len(kept.seqs) <= 2 * MAX_ALERTS_PER_GAME
+    assert all(len(a.text) <= 300 and len(a.squares) <= 64 for a in kept.alerts)
+
+
+def test_a_pgn_is_read_once_and_no_further_than_the_longest_game(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 17 §1.4: a 139 KB PGN of 20,000 plies, then 60 states with "ply": 99999:
+    each state read the whole PGN again (0.4 s) and every page waited 23.5 s. The plies
+    are bounded, a PGN is read at most once (and only so far), and a state that
+    changes nothing reads nothing."""
+    MAX_PLIES = 1200  # (docs/mqtt.md, "The broker")
+    sans_parsed = [0]
+    parse_san = chess.Board.parse_san
+
+    def counted(self: chess.Board, san: str) -> chess.Move:
+        sans_parsed[0] += 1
+        return parse_san(self, san)
+
+    monkeypatch.setattr(chess.Board, "parse_san", counted)
+    loop = "Nf3 Nf6 Ng1 Ng8 " * 5000  # 20,000 legal plies
+    pgn = '[Event "?"]\n[Result "*"]\n\n' + " ".join(
+        f"{n // 2 + 1}. {san}" if n % 2 == 0 else san
+        for n, san in enumerate(loop.split())) + " *\n"
+    assert len(pgn) > 100_000
+    board = contract_board("b05")
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    sans_parsed[0] = 0
+    hall.apply("board-ctl/b05/pgn", pgn.encode(), NOW)
+    state = json.loads(board.state().payload)
+    refused = hall.rejected
+    for n in range(60):
+        hall.apply("board-ctl/b05/state",
+                   json.dumps({**state, "ply": 99999, "time": state["time"] + n}).encode(), NOW)
+    assert hall.rejected - refused == 60  # no game has 99,999 plies
+    for n in range(60):  # within the bound: the PGN is not read again
+        hall.apply("board-ctl/b05/state", json.dumps(
+            {**state, "ply": MAX_PLIES, "time": state["time"] + 100 + n}).encode(), NOW + n)
+    assert sans_parsed[0] <= MAX_PLIES + 1, sans_parsed[0]

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from board_ctl.cli import main
@@ -23,6 +25,7 @@ from board_ctl.station.push import Pusher
 from board_ctl.station.station import Station
 from board_ctl.station.users import User, UsersError, load_users, make_user, parse_users, save_user
 from board_ctl.station.web import LOCK_S, Sessions, build_app, parse_clock
+from servicekit import game_from
 from stationkit import ContractBoard, Message, contract_board, wait_for
 
 PASSWORD = "correct horse battery"
@@ -123,6 +126,42 @@ def test_writes_need_a_login_and_the_csrf_token(setup, path: str, data: dict[str
     assert hallway.sent == [] and station.journal() == []
     ok = client.post(path, data={**data, "csrf": token})
     assert ok.status_code in (200, 400)  # accepted (an unknown alert is a 400 of its own)
+
+
+def test_no_response_may_be_framed_and_each_carries_the_policy(setup) -> None:  # type: ignore[no-untyped-def]
+    """Issue 17 §1.8 (the browser's side: test_station_guard): every answer, pages,
+    redirects, errors, feeds, files, forbids framing and carries the CSP."""
+    client, _, _ = setup
+    token = login(client)
+    answers = [client.get(path, follow_redirects=False) for path in (
+        "/", "/board/b01", "/board/nope", "/ladder", "/login", "/broadcast/",
+        "/broadcast/round-1/games.pgn", "/api/boards", "/api/board/b01", "/static/station.js",
+        "/arbiter", "/arbiter/board/b01", "/arbiter/journal", "/arbiter/pairings")]
+    answers.append(client.post("/arbiter/board/b01/clock", data={"white": "x", "csrf": token}))
+    answers.append(client.post("/logout", data={"csrf": token}, follow_redirects=False))
+    answers.append(client.get("/arbiter", follow_redirects=False))  # (signed out: a redirect)
+    for answer in answers:
+        assert answer.headers["x-frame-options"] == "DENY", answer.url
+        policy = answer.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in policy and "script-src 'self'" in policy
+        assert answer.headers["x-content-type-options"] == "nosniff"
+
+
+def test_the_diagrams_of_real_games_need_no_style_beyond_the_policy() -> None:
+    """The CSP allows the diagram's style attributes by their hashes: every diagram a
+    real game gives (each position, last move, check, alert squares) uses only those."""
+    from board_ctl.station.policy import diagram_styles
+    from board_ctl.station.views import diagram
+
+    allowed = set(diagram_styles())
+    for index in range(0, 17, 4):  # (every fourth game gives every style all 17 give)
+        game = game_from("classics.pgn", index)
+        position = game.board()
+        for move in game.mainline_moves():
+            position.push(move)
+            for size in (200, 400):
+                svg = diagram(position.fen(), move.uci(), ("e4", "d5"), size)
+                assert set(re.findall(r'style="([^"]*)"', svg)) <= allowed
 
 
 def test_wrong_passwords_and_locking(setup) -> None:  # type: ignore[no-untyped-def]
@@ -359,16 +398,105 @@ def test_the_feed_starts_with_a_snapshot_and_follows_moves(setup) -> None:  # ty
             f"2. {hallway.boards['b02'].sans[2]}"
 
 
+def test_a_feed_ends_after_its_lifetime_and_gives_its_place_back(tmp_path: Path) -> None:
+    """Issue 17 §1.6: a feed is not held for ever. It ends after its lifetime (the
+    browser reconnects, from a fresh snapshot), and its place is free again: with one
+    place per address, a second feed is told to come back later until the first ended."""
+    from board_ctl.station.feeds import FeedLimits
+
+    station = Station(tmp_path / "station", lambda topic, payload: None)
+    app = build_app(station, {}, "test-secret",
+                    feed_limits=FeedLimits(per_client=1, lifetime_s=1.0))
+    try:
+        with TestClient(app, base_url="http://station.test") as client:
+            started = time.monotonic()
+            with client.stream("GET", "/events") as first:
+                lines = first.iter_lines()
+                assert next(lines) == "retry: 2000"
+                busy = client.get("/events")  # (the same address: no place left)
+                assert busy.text.startswith("retry: 30000\n: busy: 1 live pages open")
+                assert busy.headers["connection"] == "close"
+                rest = list(lines)  # ends by itself
+            assert 0.9 < time.monotonic() - started < 10
+            assert any(line.startswith("data: ") for line in rest)  # (its snapshot)
+            with client.stream("GET", "/events") as again:
+                assert next(again.iter_lines()) == "retry: 2000"
+    finally:
+        station.close()
+
+
+def test_a_feed_whose_client_reads_nothing_ends() -> None:
+    """A send that does not complete within the feed's send timeout (a client that
+    stopped reading, its buffers full) ends the feed, and its place is given back."""
+    import asyncio
+
+    from board_ctl.station.feeds import FeedResponse
+
+    closed: list[bool] = []
+    sent: list[dict[str, object]] = []
+
+    async def body() -> Any:
+        while True:
+            yield "data: x\n\n"
+
+    async def stuck_send(message: dict[str, object]) -> None:
+        sent.append(message)
+        if len(sent) > 2:
+            await asyncio.Event().wait()  # the client's window is shut
+
+    async def receive() -> dict[str, object]:
+        await asyncio.Event().wait()
+        return {}
+
+    response = FeedResponse(body(), media_type="text/event-stream", send_timeout_s=0.2,
+                            on_close=lambda: closed.append(True))
+    scope = {"type": "http", "asgi": {"spec_version": "2.4"}, "method": "GET"}
+    asyncio.run(asyncio.wait_for(response(scope, receive, stuck_send), 5))  # type: ignore[arg-type]
+    assert closed == [True] and len(sent) == 3
+
+
 @pytest.mark.parametrize("text,ms", [("5:00", 300_000), ("1:30:00", 5_400_000), ("0:07.25", 7_250),
                                      ("90", 90_000), ("12.5", 12_500), (" 2:05 ", 125_000)])
 def test_clock_text(text: str, ms: int) -> None:
     assert parse_clock(text) == ms
 
 
-@pytest.mark.parametrize("text", ["", "5:0", "1:60", "a:00", "-5", "1:2:3:4"])
+@pytest.mark.parametrize("text", ["", "5:0", "1:60", "a:00", "-5", "1:2:3:4", "9" * 400,
+                                  "9" * 400 + ".5", "9" * 5000 + ":00:00", "360001",
+                                  "100:00:01", "1e309", "inf", "nan", "\u0663:00"],
+                         ids=lambda text: text if len(text) < 12 else f"{text[:6]}...{len(text)}")
 def test_bad_clock_text(text: str) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError) as info:
         parse_clock(text)
+    assert len(str(info.value)) < 100
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="0123456789:.9 ", max_size=30) | st.text(max_size=30)
+       | st.tuples(st.sampled_from(["", "1:", "1:00:"]),  # (long numbers: 309 digits is inf)
+                   st.integers(1, 600).flatmap(lambda n: st.text("0123456789", min_size=n,
+                                                                   max_size=n)),
+                   st.sampled_from(["", ".5", ":00", ":00.5"])).map("".join))
+def test_any_clock_text_is_a_time_or_a_value_error(text: str) -> None:
+    """Issue 17 §1.9: 400 nines made a float of inf and round() an OverflowError: a 500.
+    Any text is a time of at most 100 h, or a ValueError."""
+    try:
+        ms = parse_clock(text)
+    except ValueError:
+        return
+    assert isinstance(ms, int) and 0 <= ms <= 100 * 3600 * 1000
+
+
+def test_a_clock_correction_of_400_nines_is_a_400_naming_the_field(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    token = login(client)
+    sent = len(hallway.sent)
+    for white, black, field in (("9" * 400, "1:00", "white"), ("1:00", "9" * 400, "black")):
+        response = client.post("/arbiter/board/b01/clock",
+                               data={"white": white, "black": black, "csrf": token})
+        assert response.status_code == 400, response.text
+        assert response.json()["error"].startswith(f"{field}: ")
+    assert len(hallway.sent) == sent  # nothing went to the board
 
 
 def test_users_are_stored_hashed(tmp_path: Path) -> None:
@@ -452,14 +580,23 @@ def test_the_other_pages(setup) -> None:  # type: ignore[no-untyped-def]
     assert journal.status_code == 200 and "clock" in journal.text and "anna" in journal.text
 
 
-def test_the_ladder_is_made_of_the_finished_games_and_survives_a_restart(setup, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_ladder_is_made_of_confirmed_results_and_survives_a_restart(setup, tmp_path) -> None:  # type: ignore[no-untyped-def]
     client, station, hallway = setup
     b02 = hallway.boards["b02"]
     b02.tags.update(white={"name": "Ann Lee", "fide_id": None},
                     black={"name": "Bo Chen", "fide_id": None})
     while not b02.finished:
         hallway.deliver(b02.play())
-    wait_for(lambda: station.results.rows, what="the result recorded")
+    wait_for(lambda: station.unconfirmed(), what="the game's end")
+    assert station.results.standings() == [] and "Waiting for an arbiter" in client.get("/ladder").text
+    token = login(client)
+    game = station.hall.boards["b02"].game
+    assert game is not None
+    page = client.get("/ladder").text
+    assert f'value="{game.game}"' in page and f"Confirm {b02.result}" in page
+    confirmed = client.post("/arbiter/ladder/confirm", follow_redirects=False, data={
+        "csrf": token, "board": "b02", "game": game.game, "result": b02.result})
+    assert confirmed.status_code == 303, confirmed.text
     # 0 v 0: "相差10分以内" — the winner gains 10, the loser loses 10; a draw moves nothing
     expected = {"1-0": {"Ann Lee": 10.0, "Bo Chen": -10.0},
                 "0-1": {"Ann Lee": -10.0, "Bo Chen": 10.0},
@@ -467,11 +604,74 @@ def test_the_ladder_is_made_of_the_finished_games_and_survives_a_restart(setup, 
     assert {row["player"]: row["points"] for row in station.results.standings()} == expected
     page = client.get("/ladder").text
     assert "Ann Lee" in page and f"{expected['Ann Lee']:.2f}" in page
+    assert "Waiting for an arbiter" not in page and station.unconfirmed() == []
+    assert [e["kind"] for e in station.journal("b02")][-1] == "confirm-result"
     restarted = Station(tmp_path / "station", lambda topic, payload: None)
     try:
         assert restarted.results.standings() == station.results.standings()
     finally:
         restarted.close()
+
+
+def test_a_board_cannot_rate_invented_players(setup) -> None:  # type: ignore[no-untyped-def]
+    """Issue 17 §1.5: ten finished states from one board, each a new game won by an
+    invented player, put him at the top of /ladder and into results.jsonl. What a board
+    says of its own games rates nobody until an arbiter confirms it."""
+    client, station, hallway = setup
+    b01 = hallway.boards["b01"]
+    state = json.loads(b01.state().payload)
+    for n in range(10):
+        fake = {**state, "game": f"fake-{n}", "time": state["time"] + n, "result": "1-0",
+                "phase": "over", "termination": "checkmate",
+                "white": {"name": "Mallory", "fide_id": None},
+                "black": {"name": f"Victim {n}", "fide_id": None}}
+        hallway.deliver([Message("board-ctl/b01/state", json.dumps(fake).encode())])
+    wait_for(lambda: station.hall.boards["b01"].game.game == "fake-9",  # type: ignore[union-attr]
+             what="the fake games")
+    page = client.get("/ladder").text
+    assert station.results.standings() == [] and "No rated game yet" in page
+    assert not (station.data_dir / "results.jsonl").exists()
+
+
+def test_only_an_arbiter_confirms_and_only_what_the_board_shows(setup) -> None:  # type: ignore[no-untyped-def]
+    client, station, hallway = setup
+    b02 = hallway.boards["b02"]
+    while not b02.finished:
+        hallway.deliver(b02.play())
+    wait_for(lambda: station.unconfirmed(), what="the game's end")
+    game = station.hall.boards["b02"].game
+    assert game is not None
+    form = {"board": "b02", "game": game.game, "result": b02.result}
+    assert client.post("/arbiter/ladder/confirm", data=form).status_code == 401
+    token = login(client)
+    other = "1-0" if b02.result != "1-0" else "0-1"
+    refused = client.post("/arbiter/ladder/confirm", data={**form, "result": other, "csrf": token})
+    assert refused.status_code == 400 and f"now shows {b02.result}" in refused.json()["error"]
+    refused = client.post("/arbiter/ladder/confirm", data={**form, "game": "nope", "csrf": token})
+    assert refused.status_code == 400 and "no game" in refused.json()["error"]
+    assert station.results.rows == {}
+
+
+def test_the_arbiters_own_result_is_rated(setup) -> None:  # type: ignore[no-untyped-def]
+    """A result the arbiter gave (cmd/result, acknowledged by the board) needs no second
+    confirmation."""
+    client, station, hallway = setup
+    b01 = hallway.boards["b01"]
+    b01.tags.update(white={"name": "Ann Lee", "fide_id": None},
+                    black={"name": "Bo Chen", "fide_id": None})
+    hallway.deliver([b01.state()])
+    wait_for(lambda: station.hall.boards["b01"].game.white.name == "Ann Lee",  # type: ignore[union-attr]
+             what="the names")
+    token = login(client)
+    step = client.post("/arbiter/board/b01/result", data={"result": "0-1", "csrf": token}).json()
+    done = client.post("/arbiter/board/b01/result",
+                       data={"result": "0-1", "csrf": token, "confirm": step["token"]})
+    assert done.status_code == 200, done.text
+    wait_for(lambda: station.results.rows, what="the result rated")
+    [row] = station.results.rows.values()
+    assert (row["result"], row["confirmed_by"], row["how"]) == ("0-1", "anna", "command")
+    assert {r["player"]: r["points"] for r in station.results.standings()} == \
+        {"Ann Lee": -10.0, "Bo Chen": 10.0}
 
 
 @pytest.mark.parametrize("path", ["/broadcast/round-%C2%B2/games.pgn",     # "²": a digit to isdigit()

@@ -1,6 +1,7 @@
 """The referee's effects on many rendered logs, this checkout against another commit's.
 
     python tools/referee_diff.py [--against REF] [--games N] [--seeds S] [--jobs J]
+                                 [--handling] [--outputs]
 
 For work on the referee that must not change what it does (speed, a carve): the corpus's
 games are rendered as sensor logs in many ways (with and without a clock, sloppy hands,
@@ -12,6 +13,12 @@ differs is printed, with the event that caused it.
 
 The logs are rendered once, by this checkout's simulator; REF (default HEAD) is exported
 with `git archive` and run in its own process.
+
+`--handling` adds the simulator's handling behaviours (board_ctl.simulate.behaviours:
+slow slides, knocked pieces, knock-off captures, illegal castling, a blitz scramble).
+`--outputs` compares what `board-ctl replay` writes instead of the effects: the log
+reader's errors and warnings, the report's lines and the PGN's text (for work on the
+reader and the writers, which must not change a byte).
 """
 
 from __future__ import annotations
@@ -34,7 +41,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 Log = tuple[str, str, dict]  # (name, sensor-log text, referee options)
 
 
-def renderings(games: int, seeds: int) -> Iterator[Log]:
+def renderings(games: int, seeds: int, handling: bool = False) -> Iterator[Log]:
     """The logs to compare: every rendering kind over the first `games` corpus games."""
     import sim2
     from corpus import corpus
@@ -75,7 +82,26 @@ def renderings(games: int, seeds: int) -> Iterator[Log]:
                 except sim2.NotApplicable:
                     continue
                 yield f"g{i}s{seed}-sim2-{kind or 'clean'}", case.jsonl(), {}
+            if handling:
+                yield from handling_logs(game, f"g{i}s{seed}", seed * 1000 + i)
     yield from remote_games(max(4, seeds * 4))
+
+
+def handling_logs(game: object, tag: str, seed: int) -> Iterator[Log]:
+    """The game rendered with each handling behaviour, in each clock mode it allows."""
+    from board_ctl.simulate import BEHAVIOURS, NoEligiblePly, render_behaviour
+
+    for behaviour in BEHAVIOURS.values():
+        if not behaviour.new:
+            continue
+        for clock in behaviour.clock_modes:
+            try:
+                rendered = render_behaviour(game, behaviour.name, seed=seed,  # type: ignore[arg-type]
+                                            use_clock=clock)
+            except NoEligiblePly:
+                continue
+            name = f"{tag}{'c' if clock else 'n'}-{behaviour.name}"
+            yield name, rendered.jsonl(), {"profile": rendered.profile}
 
 
 def remote_games(count: int) -> Iterator[Log]:
@@ -109,7 +135,8 @@ def effects_of(text: str, options: dict) -> list[str]:
     log = read_sensor_log(text.splitlines())
     start = log.start
     tc = TimeControl.parse(start.time_control) if start.time_control else None
-    referee = Referee(start.fen, PROFILES["fide"], time_control=tc, remote=start.remote,
+    referee = Referee(start.fen, PROFILES[options.get("profile", "fide")], time_control=tc,
+                      remote=start.remote,
                       release_completes=options.get("release_completes",
                                                     start.release_completes))
     out: list[str] = []
@@ -132,38 +159,67 @@ def shown(effect: object) -> str:
     return f"{type(effect).__name__}({', '.join(fields)})"
 
 
+PGN_DATE = "2026.01.01"  # (the PGN's Date tag: the same text on both sides)
+
+
+def outputs_of(text: str, options: dict) -> list[str]:
+    """What `board-ctl replay` writes for this log: the reader's errors and warnings, the
+    report's lines, the PGN's lines."""
+    import dataclasses
+    import datetime as dt
+    import io
+
+    from board_ctl.core.profiles import PROFILES
+    from board_ctl.replay import replay_log
+    from board_ctl.sensorlog import read_sensor_log
+
+    log = read_sensor_log(io.StringIO(text))
+    if "release_completes" in options:
+        log.start = dataclasses.replace(log.start, release_completes=options["release_completes"])
+    record = replay_log(log, PROFILES[options.get("profile", "fide")])
+    out = [f"error {e}" for e in log.errors] + [f"warning {w}" for w in log.warnings]
+    out += record.report_lines()
+    out += record.pgn_text(dt.date.fromisoformat(PGN_DATE.replace(".", "-"))).splitlines()
+    return out
+
+
 def digest(lines: list[str]) -> str:
     return hashlib.sha1("\n".join(lines).encode()).hexdigest()
 
 
-def worker(logs_path: str, out_path: str) -> None:
+COMPARED = {"effects": effects_of, "outputs": outputs_of}
+
+
+def worker(logs_path: str, out_path: str, what: str = "effects") -> None:
     """Replay every log with the board_ctl on sys.path; write each log's digest."""
     logs = json.loads(Path(logs_path).read_text())
-    digests = {name: digest(effects_of(text, options)) for name, text, options in logs}
+    compared = COMPARED[what]
+    digests = {name: digest(compared(text, options)) for name, text, options in logs}
     Path(out_path).write_text(json.dumps(digests))
 
 
-def run_worker(code: Path, logs_path: Path, out_path: Path) -> dict[str, str]:
+def run_worker(code: Path, logs_path: Path, out_path: Path, what: str) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=str(code))
     subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker",
-                    str(logs_path), str(out_path)], env=env, check=True)
+                    str(logs_path), str(out_path), what], env=env, check=True)
     return json.loads(out_path.read_text())
 
 
-def first_difference(code: Path, text: str, options: dict) -> str:
-    """The first effect that differs, this checkout's against `code`'s."""
-    here = effects_of(text, options)
+def first_difference(code: Path, text: str, options: dict, what: str = "effects") -> str:
+    """The first effect (or output line) that differs, this checkout's against `code`'s."""
+    here = COMPARED[what](text, options)
     script = ("import json, sys; sys.path.insert(0, sys.argv[1]); "
-              "from referee_diff import effects_of; "
-              "print(json.dumps(effects_of(sys.stdin.read(), json.loads(sys.argv[2]))))")
+              "from referee_diff import COMPARED; "
+              "print(json.dumps(COMPARED[sys.argv[3]](sys.stdin.read(), "
+              "json.loads(sys.argv[2]))))")
     there = json.loads(subprocess.run(
-        [sys.executable, "-c", script, str(Path(__file__).resolve().parent), json.dumps(options)],
-        input=text, capture_output=True, text=True, check=True, cwd=code,
+        [sys.executable, "-c", script, str(Path(__file__).resolve().parent), json.dumps(options),
+         what], input=text, capture_output=True, text=True, check=True, cwd=code,
         env=dict(os.environ, PYTHONPATH=str(code))).stdout)
     for i, (a, b) in enumerate(zip(here, there)):
         if a != b:
-            return f"effect {i}:\n    here:  {a}\n    there: {b}"
-    return f"one stream is longer: {len(here)} effects here, {len(there)} there"
+            return f"{what} line {i}:\n    here:  {a}\n    there: {b}"
+    return f"one stream is longer: {len(here)} lines here, {len(there)} there"
 
 
 def main() -> int:
@@ -172,7 +228,12 @@ def main() -> int:
     parser.add_argument("--games", type=int, default=40, help="the first N corpus games")
     parser.add_argument("--seeds", type=int, default=2, help="renderings of each kind a game")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes a side")
-    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--handling", action="store_true",
+                        help="add the simulator's handling behaviours to the logs")
+    parser.add_argument("--outputs", action="store_true",
+                        help="compare the reader's errors, the report and the PGN, not the "
+                        "effects")
+    parser.add_argument("--worker", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(*args.worker)
@@ -181,9 +242,10 @@ def main() -> int:
     from bench_service import export_commit
 
     sys.path.insert(0, str(ROOT))
-    logs = list(renderings(args.games, args.seeds))
+    what = "outputs" if args.outputs else "effects"
+    logs = list(renderings(args.games, args.seeds, args.handling))
     events = sum(text.count("\n") for _, text, _ in logs)
-    print(f"{len(logs)} logs, {events} events; against {args.against}", flush=True)
+    print(f"{len(logs)} logs, {events} events; {what} against {args.against}", flush=True)
     with tempfile.TemporaryDirectory(prefix="referee-diff-") as tmp:
         other = export_commit(args.against, Path(tmp) / "other")
         chunks = [logs[i::args.jobs] for i in range(args.jobs)]
@@ -194,7 +256,7 @@ def main() -> int:
                 path.write_text(json.dumps(chunk))
                 jobs.append((side, code, path, Path(tmp) / f"{side}{i}.out"))
         with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-            done = list(pool.map(run_worker, *zip(*[(c, p, o) for _, c, p, o in jobs])))
+            done = list(pool.map(run_worker, *zip(*[(c, p, o, what) for _, c, p, o in jobs])))
         results: dict[str, dict[str, str]] = {"here": {}, "there": {}}
         for (side, *_), digests in zip(jobs, done):
             results[side].update(digests)
@@ -202,8 +264,8 @@ def main() -> int:
                      if results["here"][name] != results["there"][name]]
         print("differing:", " ".join(name for name, _, _ in differing))
         for name, text, options in differing[:10]:
-            print(f"{name}: {first_difference(other, text, options)}")
-    print(f"same effects: {len(logs) - len(differing)} of {len(logs)} logs"
+            print(f"{name}: {first_difference(other, text, options, what)}")
+    print(f"same {what}: {len(logs) - len(differing)} of {len(logs)} logs"
           + (f"; {len(differing)} differ" if differing else ""))
     return 1 if differing else 0
 

@@ -481,6 +481,7 @@ class ExternalClock:
         self._last: tuple[ClockReading, int] | None = None
         self._presses = {chess.WHITE: 0, chess.BLACK: 0}
         self._credit_ms = {chess.WHITE: 0, chess.BLACK: 0}
+        self._debit_ms = {chess.WHITE: 0, chess.BLACK: 0}  # time taken away, not yet seen
         self._suspects: list[tuple[ClockReading, int]] = []
         self._started_early_ok = False  # the next reading may show time used before t
 
@@ -523,8 +524,13 @@ class ExternalClock:
 
     def allow_added_time(self, side: chess.Color, seconds: float) -> None:
         """Announce time the service added to ``side`` (a penalty set over serial), so the
-        jump it causes is accepted."""
-        self._credit_ms[side] += max(to_ms(seconds), 0)
+        jump it causes is accepted; negative: time taken from it (the older Laws' wrong
+        claim, 10.13 (2)), so the drop it causes is."""
+        ms = to_ms(seconds)
+        if ms >= 0:
+            self._credit_ms[side] += ms
+        else:
+            self._debit_ms[side] -= ms
 
     def check(self, reading: ClockReading, t: float) -> ReadingCheck:
         """Judge ``reading`` received at ``t``; an accepted one becomes the last good."""
@@ -584,7 +590,8 @@ class ExternalClock:
         tolerance = self._tolerance_ms
         elapsed = t_ms - last_t
         change = {s: to_ms(new.time(s)) - to_ms(last.time(s)) for s in (chess.WHITE, chess.BLACK)}
-        loss = {s: max(-change[s], 0) for s in change}
+        # (time taken away by the arbiter is no time used: set aside first)
+        loss = {s: max(-change[s] - self._debit_ms[s], 0) for s in change}
         for side in (chess.WHITE, chess.BLACK):
             name = SIDE_NAMES[side]
             could_run = side in (last.running_side, new.running_side)
@@ -634,6 +641,10 @@ class ExternalClock:
                     gain -= bonus
                     self._presses[side] += 1
                 self._credit_ms[side] = max(self._credit_ms[side] - max(gain, 0), 0)
+                if self._debit_ms[side]:  # (a drop beyond what its run can explain: taken)
+                    ran = t_ms - self._last[1] if side in (last.running_side,
+                                                             reading.running_side) else 0
+                    self._debit_ms[side] = max(self._debit_ms[side] - max(-gain - ran, 0), 0)
         self._last = (reading, t_ms)
         self._suspects = []
         self._started_early_ok = False

@@ -23,7 +23,6 @@ from board_ctl.core.gameclock import Switched
 from board_ctl.core.inference import ILLEGAL
 from board_ctl.core.position import Position
 from board_ctl.core.rules import Action, AddTime, Clear, End, Finding, Record
-from board_ctl.core.rules.claims import claimable
 from board_ctl.core.shapes import Shape
 from board_ctl.core.state import GameState
 from board_ctl.core.timebase import seconds
@@ -32,6 +31,10 @@ from board_ctl.core.turn import Match, Turn
 if TYPE_CHECKING:
     from board_ctl.core.reading import TurnReading, Verdict
     from board_ctl.core.sensing import Sensing
+
+# Alerts about the attempt before a move, settled once a move is made.
+SETTLED_BY_THE_NEXT_MOVE = ("illegal-move", "clock-no-move", "touch-move", "move-changed",
+                            "king-exposed", "declared-move")
 
 
 class Completion:
@@ -46,6 +49,7 @@ class Completion:
         self.illegal, self.touch_move, self.move_changed = (game.illegal, game.touch_move,
                                                             game.move_changed)
         self.displaced, self.remote, self.remote_on = game.displaced, game.remote, game.remote_on
+        self.lateness = game.lateness
 
     # ------------------------------------------------------------------ what the rules ask
 
@@ -62,6 +66,8 @@ class Completion:
                 case AddTime(side, added, reason):  # applied to the clock (7.5.5, 9.5.3)
                     self.game_clock.add_penalty(side, added, t)
                     self.out.add(Penalty(seconds(t), side, added, reason))
+                    if added < 0 and self.game_clock.out_of_time(side, t):  # (10.13 (2))
+                        self.apply(t, self.endings.flag(self.board, side))
                 case End(result, termination):
                     self.game_over(t, result, termination)
 
@@ -309,11 +315,19 @@ class Completion:
         LEDs ask)."""
         board, old, out, press, move = self.board, self.game.turn, self.out, self.press, shape.move
         mover = board.turn
+        draws = self.draws
+        if draws.declared_binds and (draws.declared or draws.claim_pending is not None):
+            refused = draws.refuses(mover, move, old.released)
+            if refused is not None:  # not the move declared with a claim (10.13 (2))
+                self._abandon_attempt()
+                self.apply(t, [refused])
+                old.must_move = refused.squares[0]
+                return
         self.game.from_scan = False
         self.sensing.health.explained(shape.vacated | shape.filled | (
             chess.BB_SQUARES[shape.captured] if shape.captured is not None else 0))
         if out.alerts:
-            for code in ("illegal-move", "clock-no-move", "touch-move", "move-changed"):
+            for code in SETTLED_BY_THE_NEXT_MOVE:
                 out.clear(t, code)  # the previous move's irregularities are settled
         touched, knocked = old.touched, old.knocked
         if touched:
@@ -363,7 +377,6 @@ class Completion:
                         f"{also}; the LEDs show the squares: check the move")
         else:
             out.effects.append(MoveMade(t / 1_000_000, plies, move, san, remaining, elapsed))
-        draws = self.draws
         if draws.offer is not None or draws.offer_pending is not None:  # (else no offer)
             offer = draws.moved(mover)
             if offer is not None:
@@ -426,6 +439,7 @@ class Completion:
     def _abandon_attempt(self) -> None:
         """The press did not complete a move: the mover's clock runs on, and what stands on
         the board is not a move, however it looks; the replacement move starts afresh."""
+        self.lateness.seen(self.board, self.game.turn.touched)  # (the touches are forgotten)
         self.press.at = self.press.reported = None
         self.game.turn.abandon()
 
@@ -435,6 +449,12 @@ class Completion:
         self.apply(t, self.illegal.sanction(self.board, finding))
 
     # ------------------------------------------------------------------ game ends and draws
+
+    def late(self, when: int) -> None:
+        """The default time passed: the side to move at the start loses if he has not come
+        (the older Laws' 10.15)."""
+        if not self.lateness.seen(self.board, self.game.turn.touched):
+            self.apply(when, self.lateness.expired(self.board))
 
     def flag(self, when: int) -> None:
         """The side to move ran out of time (FIDE 6.9), unless a mate already stood."""
@@ -494,22 +514,22 @@ class Completion:
             self.out.note(t, void)
             return
         move = infer.with_promotion(turn, choice, declared).move if choice is not None else None
-        draw = claimable(self.board, move)
+        draw = self.draws.claimable(self.board, move)
         if draw is not None:
             if choice is not None:
                 self.complete_match(t)
             self.game_over(t, "1/2-1/2", draw)
-        elif choice is None:
+        elif choice is None and not self.draws.undecided:
             # 9.2.1: the claim may come first and the move it declares after, made on the
             # board without pressing the clock: judged once that move stands.
             self.draws.claim_pending = t
         else:
-            self.apply(t, self.draws.wrong(side))
+            self.apply(t, self.draws.wrong(side, move))
 
     def _judge_pending_claim(self, t: int, claimant: chess.Color) -> None:
         """The claimant's declared move has been made: judge the claim on it (9.2.1)."""
         self.draws.claim_pending = None
-        draw = claimable(self.board)
+        draw = self.draws.claimable(self.board)
         if draw is not None:
             self.game_over(t, "1/2-1/2", draw)
         else:

@@ -96,6 +96,10 @@ class GameClock:
         self.external.allow_added_time(to_side, added)
         self.lever.add_time(to_side, added, seconds(max(t, self.now)))
 
+    def out_of_time(self, side: chess.Color, t: int) -> bool:
+        """Whether `side` has no time left at `t` (never, untimed)."""
+        return self.lever.remaining(side, seconds(max(t, self.now))) == 0
+
     def set_by_arbiter(self, white: float, black: float, t: int) -> None:
         """Both clocks show these times from `t` (FIDE 6.10); an external clock's next
         reading is taken as it is, since the arbiter set that clock too."""

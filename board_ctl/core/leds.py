@@ -2,8 +2,10 @@
 
 Square colours: green where a piece must go back, red where a piece must leave, blue the
 touched piece that must move, yellow (fast blink) the candidate squares of a capture the
-board could not see, orange a sensor found faulty, white both kings on a draw, red the losing king. Nothing is lit for a
-move that is not yet completed (FIDE 12.6).
+board could not see, orange a sensor found faulty, white both kings on a draw, red the
+losing king; white on a player's first rank during the game, how many times he moved
+his king into check (`classic`). Nothing is lit for a move that is not yet completed
+(FIDE 12.6).
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ class LedView:
     restoring: bool = False
 
 
-_RESTORE_CODES = ("illegal-move", "position-mismatch")
+_RESTORE_CODES = ("illegal-move", "position-mismatch", "declared-move")
 
 
 def pair_up(
@@ -109,6 +111,9 @@ def full_led_frame(t: float, view: LedView, effects: Iterable[Effect] = ()) -> L
                     light(square, Colour.BLUE)
         if view.must_move is not None:
             light(view.must_move, Colour.BLUE, Blink.SLOW)
+        if "king-exposed" in codes:  # the count of kings moved into check, on his first rank
+            for square in codes["king-exposed"].squares:
+                light(square, Colour.WHITE)
         if view.restoring or any(code in codes for code in _RESTORE_CODES):
             missing = view.expected & ~view.occupied
             extra = view.occupied & ~view.expected

@@ -12,7 +12,7 @@ from board_ctl.core.leds import LedView, led_frame, nothing_lit
 from board_ctl.core.rules import Finding
 from board_ctl.core.timebase import seconds
 
-_RESTORING = ("illegal-move", "position-mismatch")  # the LEDs then show the board itself
+_RESTORING = ("illegal-move", "position-mismatch", "declared-move")  # the LEDs show the board
 _WHITE_QUIET, _BLACK_QUIET = (nothing_lit(0.0, side).status for side in (chess.WHITE, chess.BLACK))
 
 

@@ -17,6 +17,20 @@ class Profile:
     auto_claimable_draws: bool = False  # casual: threefold and fifty moves end the game
     takebacks: bool = False  # against a computer: the takeback button takes back a move
     hints: bool = False  # against a computer: the hint button lights its suggestion
+    # The older Laws of the seed handbooks (`classic`, docs/rules.md):
+    # the king moved into check ("送王"): counted per player, this many lose the game
+    king_exposures_to_lose: int | None = None
+    # a wrong draw claim adds this to the claimant's used time (10.13 (2)): taken from his
+    # clock, and he loses if that empties it; the opponent then gets nothing
+    claimant_penalty_seconds: int = 0
+    perpetual_check: bool = False  # a claim of perpetual check ("長將和") is judged
+    # draw offers only on one's own turn (10.7-10.8), and none again after a refused one
+    # until the opponent has offered in turn (000, "提議和棋")
+    offers_checked: bool = False
+    agreement_needs_moves: bool = True  # FIDE 5.2.3: each side must have moved
+    # a claimant who declared his move must play it (10.10 (1), 10.13 (2))
+    declared_move_binds: bool = False
+    rules_tag: str | None = None  # the PGN's [Rules "..."] (None: no tag)
 
 
 PROFILES: dict[str, Profile] = {
@@ -34,6 +48,20 @@ PROFILES: dict[str, Profile] = {
         auto_claimable_draws=True,
         takebacks=True,
         hints=True,
+    ),
+    # The older edition of the Laws printed in the seed handbooks, as clubs and children's
+    # classes that teach from them still play (docs/rules.md, "The classic profile").
+    "classic": Profile(
+        "classic",
+        penalty_seconds=0,
+        illegal_moves_to_lose=None,
+        king_exposures_to_lose=3,
+        claimant_penalty_seconds=300,
+        perpetual_check=True,
+        offers_checked=True,
+        agreement_needs_moves=False,
+        declared_move_binds=True,
+        rules_tag="classic",
     ),
 }
 

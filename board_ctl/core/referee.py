@@ -52,19 +52,21 @@ _LIFTED, _PLACED = ev.Lifted, ev.Placed  # (looked up for every event)
 class Referee:
     """Feed it events with `feed`; it returns the effects they cause. Pure and synchronous.
 
-    `Referee(fen, profile, settle, time_control, debug, remote, release_completes)`:
+    `Referee(fen, profile, settle, time_control, debug, remote, release_completes,
+    default_time)`:
     `settle` is the debounce time in seconds; `debug` makes a timer that stalls raise
     TimerStall (tests); `remote` the side a computer plays (its moves arrive as
     `OpponentMoved`); `release_completes`: without a clock a move released completes it
-    (implied by `remote`; an online opponent's game through the LiveChess endpoint).
+    (implied by `remote`; an online opponent's game through the LiveChess endpoint);
+    `default_time`: seconds by which the side to move at the start must have come.
     """
 
     def __init__(self, fen: str = chess.STARTING_FEN, profile: Profile = PROFILES["fide"],
                  settle: float = DEFAULT_SETTLE, time_control: TimeControl | None = None,
                  debug: bool = False, remote: chess.Color | None = None,
-                 release_completes: bool = False) -> None:
+                 release_completes: bool = False, default_time: float | None = None) -> None:
         game = self.game = GameState(fen, profile, settle, time_control, debug, remote,
-                                     release_completes)
+                                     release_completes, default_time)
         self.reading = TurnReading()
         self.sensing = Sensing(game, self.reading)
         self.completion = Completion(game, self.reading, self.sensing)
@@ -76,6 +78,7 @@ class Referee:
         self.game_clock, self.displaced, self.remote = (game.game_clock, game.displaced,
                                                         game.remote)
         self.illegal, self.endings, self.draws = game.illegal, game.endings, game.draws
+        self.lateness = game.lateness
         self.remote_on, self.debug = game.remote_on, game.debug
         self.firings = 0  # timers fired so far (the property tests bound it per event)
 
@@ -228,6 +231,9 @@ class Referee:
             flag = self.game_clock.flag_deadline() if decision is None else None
             if flag is not None:  # (a press under judgement stopped the clock)
                 due.append((flag, self.completion.flag))
+            late = self.lateness.deadline
+            if late is not None:
+                due.append((late, self.completion.late))
             if self.remote_on:
                 due += self.remote_play.due()
         return due
@@ -268,6 +274,9 @@ class Referee:
             return False
         if self.game.result is not None:
             return True
+        late = self.lateness.deadline
+        if late is not None and late <= t:
+            return False
         turn = self.game.turn
         if turn.crossing is not None and turn.crossing <= t:
             return False  # (a square read as crossed, held past the crossing)
@@ -334,12 +343,12 @@ class Referee:
             case ev.DrawOffered(_, side):
                 self.completion.complete_for(side, t)
                 with_move = side == self.board.turn and self.game.turn.match is not None
-                self.completion.apply(t, self.draws.offered(side, t, with_move))
+                self.completion.apply(t, self.draws.offered(side, t, with_move, self.board.turn))
             case ev.DrawAccepted(_, side):
                 if self.draws.can_accept(side):
                     # (the offerer's move stands)
                     self.completion.complete_for(side, t, ending=True)
-                    refused = self.draws.refused_agreement(self.board)
+                    refused = self.draws.agreement_refused(self.board)
                     if refused is not None:
                         self.out.note(t, refused)
                     else:

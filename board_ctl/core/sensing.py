@@ -272,6 +272,8 @@ class Sensing:
         if "illegal-move" in out.alerts and (self.illegal.at_once or
                                              game.occupied == game.turn.position.occupied):
             out.clear(t, "illegal-move")  # (or the position is reinstated)
+        if "declared-move" in out.alerts and game.occupied == game.turn.position.occupied:
+            out.clear(t, "declared-move")  # (the position is reinstated)
 
     def _still_displaced(self) -> bool:
         """Whether pieces found displaced are still away, though the board reads as the

@@ -23,6 +23,7 @@ import chess
 
 from board_ctl.core.debounce import DEFAULT_SETTLE_US
 from board_ctl.core.timebase import us
+from board_ctl.words import count
 
 CHATTER_SPAN = 0.5  # s of unbroken toggling (never still for the settle time)
 CHATTER_TOGGLES = 24  # toggles at least, in that stretch
@@ -56,8 +57,8 @@ class SensorHealth:
         stretch[2] += 1
         if stretch[2] >= CHATTER_TOGGLES and t - stretch[0] >= self.span:
             seconds = (t - stretch[0]) / 1_000_000
-            return (f"kept switching ({stretch[2]} times in {seconds:.1f} s without "
-                    "holding still)")
+            return (f"kept switching ({count(stretch[2], 'time')} in {seconds:.1f} s "
+                    "without holding still)")
         return None
 
     def settled(self, t: int, square: chess.Square) -> str | None:
@@ -69,8 +70,8 @@ class SensorHealth:
         while times[0] < t - self.window:
             times.popleft()
         if len(times) >= FLICKER_CHANGES:
-            return (f"changed {len(times)} times in {FLICKER_WINDOW:.0f} s with no "
-                    "piece moved so fast")
+            return (f"changed {count(len(times), 'time')} in {FLICKER_WINDOW:.0f} s with "
+                    "no piece moved so fast")
         return None
 
     def explained(self, squares: chess.Bitboard) -> None:

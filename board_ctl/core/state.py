@@ -24,6 +24,7 @@ from board_ctl.core.rules.completed import MoveChanged
 from board_ctl.core.rules.displaced import Displaced
 from board_ctl.core.rules.endings import Endings
 from board_ctl.core.rules.illegal import IllegalMoves
+from board_ctl.core.rules.lateness import Lateness
 from board_ctl.core.rules.remote import RemoteState
 from board_ctl.core.rules.touch import TouchMove
 from board_ctl.core.sensorhealth import SensorHealth
@@ -36,12 +37,12 @@ class GameState:
     __slots__ = ("profile", "remote", "remote_on", "debug", "board", "start_fen", "game_clock",
                  "debouncer", "health", "sensed", "occupied", "faulty", "turn", "result", "out",
                  "touch_move", "move_changed", "illegal", "displaced", "draws", "endings", "now",
-                 "after_outage", "from_scan", "press", "changing", "clock_in_use")
+                 "after_outage", "from_scan", "press", "changing", "clock_in_use", "lateness")
 
     def __init__(self, fen: str = chess.STARTING_FEN, profile: Profile = PROFILES["fide"],
                  settle: float = DEFAULT_SETTLE, time_control: TimeControl | None = None,
                  debug: bool = False, remote: chess.Color | None = None,
-                 release_completes: bool = False) -> None:
+                 release_completes: bool = False, default_time: float | None = None) -> None:
         self.profile = profile
         # A side played from elsewhere (a computer, rules/remote.py): its moves arrive as
         # events and the person makes them on the board. `release_completes`: the
@@ -68,7 +69,8 @@ class GameState:
         self.move_changed = MoveChanged(profile.move_changed)
         self.illegal = IllegalMoves(profile, against_computer=remote is not None)
         self.displaced = Displaced(remote)
-        self.draws = Draws(profile.penalty_seconds)
+        self.draws = Draws.for_profile(profile)
+        self.lateness = Lateness(default_time)  # the side to move at the start late (10.15)
         self.endings = Endings(profile.auto_claimable_draws)
         self.now = 0  # us: the latest time seen; an earlier event is taken as happening now
         # A scan after a reconnection that nothing explains: moves were made unseen. What

@@ -28,6 +28,7 @@ from board_ctl.errors import TagError
 from board_ctl.pgntags import check_tag
 from board_ctl.sensorlog import RESULTS
 from board_ctl.service.messages import Command, NewGame
+from board_ctl.words import count
 
 if TYPE_CHECKING:
     from board_ctl.service.service import Service
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 VERBS = ("ack", "result", "players", "new-game", "clock")
+MAX_COMMAND = 16 * 1024  # bytes: a players command with every text at its longest fits
 MAX_ID = 64
 MAX_TEXT = 200
 MAX_CLOCK = 100 * 3600.0  # s: more than any time control gives
@@ -75,29 +77,63 @@ class Order:
 # ---------------------------------------------------------------- checking
 
 
+def shown(value: object, limit: int = 40) -> str:
+    """`value` for a reply: its repr cut to `limit` characters (a command may hold a
+    16 KiB string, or an integer Python will not turn into text)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int beyond sys.get_int_max_str_digits()
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def parse(verb: str, payload: bytes) -> Order:
-    """The order a command's payload gives; CommandError saying what is wrong."""
+    """The order a command's payload gives; CommandError saying what is wrong, whatever
+    the payload (issue: one malformed command must never stop the board's link)."""
+    try:
+        return _parse(verb, payload)
+    except CommandError:
+        raise
+    except Exception as exc:  # a check missing below: refused all the same
+        log.warning("command %s refused: %s: %s", verb, type(exc).__name__, shown(str(exc), 200))
+        raise CommandError(f"cannot read the command: {type(exc).__name__}", None) from None
+
+
+def _parse(verb: str, payload: bytes) -> Order:
+    if len(payload) > MAX_COMMAND:
+        raise CommandError(f"a command has at most {count(MAX_COMMAND, 'byte')}, not {len(payload)}",
+                           None)
     try:
         data = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CommandError(f"not JSON: {exc}", None) from None
+    except (UnicodeDecodeError, ValueError) as exc:  # (ValueError: an int of 5,000 digits)
+        raise CommandError(f"not JSON: {shown(str(exc), 120)}", None) from None
+    except RecursionError:  # json recurses once a level: "[[[[..." runs it out
+        raise CommandError("not JSON a board reads: nested too deep", None) from None
     if not isinstance(data, dict):
         raise CommandError("a command is a JSON object", None)
     command_id = data.get("id")
     if isinstance(command_id, bool) or not isinstance(command_id, (str, int)) or \
-            len(str(command_id)) > MAX_ID or command_id == "":
+            _too_long(command_id) or command_id == "":
         raise CommandError(f"'id' must be a string or an integer (up to {MAX_ID} "
-                           f"characters), not {command_id!r}", None)
+                           f"characters), not {shown(command_id)}", None)
     try:
         if verb not in VERBS:
             raise CommandError(f"unknown command {verb!r} (known: {', '.join(VERBS)})")
         by = _text(data, "by", required=True)
         game = data.get("game")
-        if game is not None and not isinstance(game, str):
-            raise CommandError(f"'game' must be a game id or null, not {game!r}")
+        if game is not None and not isinstance(game, str) or isinstance(game, str) and \
+                len(game) > MAX_ID:
+            raise CommandError(f"'game' must be a game id or null, not {shown(game)}")
         return Order(verb, command_id, by, game, _CHECKS[verb](data))
     except CommandError as exc:
         raise CommandError(str(exc), command_id) from None
+
+
+def _too_long(command_id: str | int) -> bool:
+    """More than MAX_ID characters (an integer is not made into text to know it)."""
+    if isinstance(command_id, int):
+        return not -10 ** (MAX_ID - 1) < command_id < 10 ** MAX_ID
+    return len(command_id) > MAX_ID
 
 
 def _text(data: dict[str, Any], key: str, required: bool = False,
@@ -107,7 +143,7 @@ def _text(data: dict[str, Any], key: str, required: bool = False,
         return ""
     if not isinstance(value, str) or (required and not value.strip()):
         raise CommandError(f"'{key}' must be {'a non-empty' if required else 'a'} string, "
-                           f"not {value!r}")
+                           f"not {shown(value)}")
     if len(value) > limit or any(c in value for c in '\n\r{}"'):
         raise CommandError(f"'{key}' must be one line of at most {limit} characters, "
                            "without quotes or braces")
@@ -121,16 +157,17 @@ def _ack(data: dict[str, Any]) -> dict[str, Any]:
 def _result(data: dict[str, Any]) -> dict[str, Any]:
     result = data.get("result")
     if result not in RESULTS:
-        raise CommandError(f"'result' must be one of {', '.join(RESULTS)}, not {result!r}")
+        raise CommandError(f"'result' must be one of {', '.join(RESULTS)}, not {shown(result)}")
     return {"result": result, "reason": _text(data, "reason")}
 
 
 def _seconds(data: dict[str, Any], key: str) -> float:
     value = data.get(key)
+    # (compared before isfinite, which cannot take an integer beyond any float)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or \
-            not math.isfinite(value) or not 0 <= value <= MAX_CLOCK:
+            not 0 <= value <= MAX_CLOCK or not math.isfinite(value):
         raise CommandError(f"'{key}' must be the seconds on that clock (0 to {MAX_CLOCK:g}), "
-                           f"not {value!r}")
+                           f"not {shown(value)}")
     return float(value)
 
 
@@ -152,10 +189,17 @@ def _players(data: dict[str, Any]) -> dict[str, Any]:
             tags[tag] = _text(player, "name")
         if "fide_id" in player:
             fide_id = player["fide_id"]
-            text = "" if fide_id is None else str(fide_id)
-            if isinstance(fide_id, bool) or not (text == "" or (
-                    text.isdigit() and len(text) <= FIDE_ID_DIGITS)):
-                raise CommandError(f"'{side}.fide_id' must be digits or null, not {fide_id!r}")
+            if fide_id is None or isinstance(fide_id, str):
+                text = fide_id or ""
+            elif isinstance(fide_id, int) and not isinstance(fide_id, bool) and \
+                    0 <= fide_id < 10 ** FIDE_ID_DIGITS:
+                text = str(fide_id)
+            else:
+                text = "-"
+            if not (text == "" or (text.isascii() and text.isdigit() and
+                                   len(text) <= FIDE_ID_DIGITS)):
+                raise CommandError(f"'{side}.fide_id' must be digits or null, "
+                                   f"not {shown(fide_id)}")
             tags[f"{tag}FideId"] = text
     for key, tag in (("event", "Event"), ("site", "Site"), ("round", "Round")):
         if key in data:
@@ -164,7 +208,8 @@ def _players(data: dict[str, Any]) -> dict[str, Any]:
         board_no = data["board_no"]
         if board_no is not None and (isinstance(board_no, bool) or not isinstance(board_no, int)
                                      or board_no < 1):
-            raise CommandError(f"'board_no' must be a positive integer or null, not {board_no!r}")
+            raise CommandError(f"'board_no' must be a positive integer or null, "
+                               f"not {shown(board_no)}")
         tags["Board"] = "" if board_no is None else str(board_no)
     if not tags:
         raise CommandError("nothing to set: give white, black, event, site, round or board_no")
@@ -181,11 +226,11 @@ def _new_game(data: dict[str, Any]) -> dict[str, Any]:
     if fen is None:
         return {"fen": None}
     try:
-        board = chess.Board(fen) if isinstance(fen, str) else None
+        board = chess.Board(fen) if isinstance(fen, str) and len(fen) <= 100 else None
     except ValueError as exc:
-        raise CommandError(f"'fen' is not a FEN: {exc}") from None
+        raise CommandError(f"'fen' is not a FEN: {shown(str(exc), 120)}") from None
     if board is None or not board.is_valid():
-        raise CommandError(f"'fen' must be a legal position's FEN or null, not {fen!r}")
+        raise CommandError(f"'fen' must be a legal position's FEN or null, not {shown(fen)}")
     return {"fen": board.fen()}
 
 
@@ -282,6 +327,9 @@ class HallCommand(Command):
                 outcome = _carry_out(service, order)
             except CommandError as exc:
                 outcome = Outcome(False, str(exc))
+            except Exception as exc:  # answered all the same: the sender must not wait
+                log.exception("command %s %s failed", order.verb, order.key)
+                outcome = Outcome(False, f"the board could not do it: {type(exc).__name__}")
             self.ledger.record(order, outcome)
             log.info("command %s %s by %s: %s", order.verb, order.key, order.by,
                      "done" if outcome.ok else outcome.error)

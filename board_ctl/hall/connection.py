@@ -81,6 +81,7 @@ class Connection:
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._thread: threading.Thread | None = None
+        self.max_packet: int | None = None  # the broker's Maximum Packet Size (its CONNACK)
         self.native_ids: list[int] = []  # the threads that work for this board (CPU figures)
 
     # ------------------------------------------------------------------ running
@@ -90,33 +91,60 @@ class Connection:
                                         name=f"mqtt-{self.settings.board_id}")
         self._thread.start()
 
+    def ensure_running(self) -> bool:
+        """Start the connection's thread again if it died (for whatever reason: nothing
+        that reaches it may cut the board off for good); True if it had to."""
+        thread = self._thread
+        if thread is None or thread.is_alive() or self._closing.is_set():
+            return False
+        log.error("the MQTT connection of board %s stopped: started again",
+                  self.settings.board_id)
+        self.start()
+        return True
+
     def _run(self) -> None:
         self.native_ids.append(threading.get_native_id())
         delay = MIN_DELAY
         while not self._closing.is_set():
-            client = self._new_client()
-            with self._lock:
-                self.generation += 1
-                generation = self.generation
             try:
-                client.connect(self.settings.host, self.settings.port, keepalive=KEEPALIVE,
-                               clean_start=False, properties=_session_properties())
-            except (OSError, ssl.SSLError, ValueError) as exc:
-                self.on_event(Unreachable(_reason(exc)))
+                delay = self._connect_once(delay)
+            except Exception:  # a fault of paho's or ours: a new client, after the delay
+                log.exception("MQTT connection of board %s failed", self.settings.board_id)
+                with self._lock:
+                    self._client = None
                 self._closing.wait(delay)
                 delay = min(delay * 2, MAX_DELAY)
-                continue
-            with self._lock:
-                self._client = client
+
+    def _connect_once(self, delay: float) -> float:
+        """One connection, from its attempt to its end; the delay before the next."""
+        client = self._new_client()
+        with self._lock:
+            self.generation += 1
+            generation = self.generation
+        try:
+            client.connect(self.settings.host, self.settings.port, keepalive=KEEPALIVE,
+                           clean_start=False, properties=_session_properties())
+        except (OSError, ssl.SSLError, ValueError) as exc:
+            self.on_event(Unreachable(_reason(exc)))
+            self._closing.wait(delay)
+            return min(delay * 2, MAX_DELAY)
+        with self._lock:
+            self._client = client
+        try:
             client.loop_forever(timeout=0.5)  # until this connection ends
+        finally:  # (also when a callback raised out of paho's loop)
             with self._lock:
                 self._client = None
+            sock = client.socket()
+            if sock is not None:
+                sock.close()
             if client.user_data_get().get("connected"):
                 delay = MIN_DELAY
                 self.on_event(Disconnected(generation, client.user_data_get().get("why", "")))
-            if not self._closing.is_set():
-                self._closing.wait(delay)
-                delay = min(delay * 2, MAX_DELAY)
+        if not self._closing.is_set():
+            self._closing.wait(delay)
+            delay = min(delay * 2, MAX_DELAY)
+        return delay
 
     def _new_client(self) -> mqtt.Client:
         s = self.settings
@@ -134,7 +162,7 @@ class Connection:
         client.on_connect = self._on_connect
         client.on_disconnect = self._on_disconnect
         client.on_publish = self._on_publish
-        client.on_message = self.on_message
+        client.on_message = self._on_message
         client.on_subscribe = self._on_subscribe
         return client
 
@@ -147,6 +175,7 @@ class Connection:
             self.on_event(Refused(str(reason)))
             return
         userdata["connected"] = True
+        self.max_packet = getattr(properties, "MaximumPacketSize", None)
         for topic in self.subscriptions:
             client.subscribe(topic, qos=1)
         self.on_event(Connected(self.generation, flags.session_present))
@@ -155,6 +184,17 @@ class Connection:
                        flags: mqtt.DisconnectFlags, reason: ReasonCode,
                        properties: Properties | None) -> None:
         userdata["why"] = str(reason)
+
+    def _on_message(self, client: mqtt.Client, userdata: object,
+                    message: mqtt.MQTTMessage) -> None:
+        """A command, handed on; whatever happens to it, it is acknowledged (a QoS 1
+        message never acknowledged comes back at every connection, and again)."""
+        try:
+            self.on_message(client, userdata, message)
+        except Exception:
+            log.exception("board %s: a message on %s could not be handled; acknowledged",
+                          self.settings.board_id, _topic(message))
+            client.ack(message.mid, message.qos)
 
     def _on_publish(self, client: mqtt.Client, userdata: dict[str, object], mid: int,
                     reason: ReasonCode, properties: Properties | None) -> None:
@@ -174,6 +214,12 @@ class Connection:
         with self._lock:
             client = self._client
         if client is None or not client.is_connected():
+            return None
+        limit = self.max_packet
+        if limit is not None and len(payload) + len(topic.encode()) + 16 > limit:
+            # the broker would drop the connection for it (and again at every attempt)
+            log.warning("board %s: %s not published: %d bytes, more than the broker takes "
+                        "(%d)", self.settings.board_id, topic, len(payload), limit)
             return None
         info = client.publish(topic, payload, qos=1, retain=retain)
         if info.rc not in (mqtt.MQTT_ERR_SUCCESS, mqtt.MQTT_ERR_NO_CONN):
@@ -209,6 +255,13 @@ def _session_properties() -> Properties:
     properties = Properties(PacketTypes.CONNECT)
     properties.SessionExpiryInterval = SESSION_EXPIRY
     return properties
+
+
+def _topic(message: mqtt.MQTTMessage) -> str:
+    try:
+        return message.topic
+    except UnicodeDecodeError:
+        return repr(message._topic[:100])
 
 
 def _reason(exc: BaseException) -> str:

@@ -67,6 +67,9 @@ class MqttRefused(ConfigError):
     """The broker refused the board's login: the user, the password or the ACL is wrong."""
 
 
+_REWIND = object()  # (inbox) from the first game not acknowledged again
+
+
 def _json(payload: dict[str, Any]) -> bytes:
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -128,6 +131,7 @@ class BoardPublisher:
             else ()
         self._live = Live(session.game_id if session is not None else None, state.phase,
                           state.link, state.t, state.clocks, state.fen, tags)
+        self.ensure_running()
         self._wake.set()
 
     def message(self, text: str) -> None:
@@ -161,8 +165,8 @@ class BoardPublisher:
                 f"password_file, and the broker's password file")
         if not isinstance(outcome, Connected):
             why = outcome.reason if isinstance(outcome, Unreachable) else "no answer yet"
-            log.warning("MQTT broker %s not reachable (%s): the board plays on and publishes "
-                        "every move once it is", self.settings.url, why)
+            log.warning("MQTT broker %s not reachable (%s): the board plays on, and "
+                        "publishes every move once the broker answers", self.settings.url, why)
 
     def stop(self, drain: float | None = None) -> None:
         """Publish what the journals still hold (up to `drain` s), say offline, disconnect."""
@@ -238,26 +242,51 @@ class BoardPublisher:
 
     def _run(self) -> None:
         self.native_ids.append(threading.get_native_id())
+        failures = 0
         try:
             while True:
                 self._wake.wait(POLL)
                 self._wake.clear()
-                self._take_inbox()
-                self._learn_games()
-                self._at_end = False
-                if self._connected and self._wall() >= self._retry_at:
-                    self._pump(force_pgn=self._closing is not None)
-                self._save_progress()
+                self.connection.ensure_running()
+                try:
+                    self._step()
+                    failures = 0
+                except Exception:  # never take the service, nor the board's link, down
+                    failures += 1
+                    log.exception("MQTT publisher of board %s: from the first game not "
+                                  "acknowledged again", self.settings.board_id)
+                    self._stalled()
+                    self._retry_at = self._wall() + min(POLL * 2 ** failures, 30.0)
                 if self._closing is not None and (
                         self._wall() >= self._closing or self._drained()
                         or not self.stats["connections"]):  # (never connected: no wait)
                     break
-        except Exception:  # never take the service down with the publisher
-            log.exception("MQTT publisher of board %s stopped", self.settings.board_id)
         finally:
             self._save_progress(force=True)
             if self._tail is not None:
                 self._tail.close()
+
+    def _step(self) -> None:
+        self._take_inbox()
+        self._learn_games()
+        self._at_end = False
+        if self._connected and self._wall() >= self._retry_at:
+            self._pump(force_pgn=self._closing is not None)
+        self._save_progress()
+
+    def ensure_running(self) -> bool:
+        """Start the publisher's thread again if it died (it never should: see _run);
+        True if it had to. The service calls it with every change it shows."""
+        thread = self._thread
+        if thread is None or thread.is_alive() or self._closing is not None:
+            return False
+        log.error("the MQTT publisher of board %s stopped: started again",
+                  self.settings.board_id)
+        self._inbox.append(_REWIND)
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name=f"publisher-{self.settings.board_id}")
+        self._thread.start()
+        return True
 
     def _drained(self) -> bool:
         """Everything journaled is published and acknowledged (read just now)."""
@@ -282,6 +311,8 @@ class BoardPublisher:
                     self._connected = False
                     log.warning("MQTT broker %s lost (%s): reconnecting; the journal keeps "
                                 "everything to publish", self.settings.url, item.reason)
+            elif item is _REWIND:
+                self._stalled()
             elif isinstance(item, tuple) and item[0] == "reply":
                 _, payload, client, mid = item
                 self._publish("reply", payload)

@@ -59,6 +59,7 @@ class ReplayBoard:
     counted (and the time the latest one was sent, for latency figures)."""
 
     description = "replayed sensor log"
+    identity = "replayed sensor log"
 
     def __init__(self) -> None:
         self.put: Put | None = None

@@ -35,8 +35,10 @@ class MqttSettings:
     @property
     def client_id(self) -> str:
         # fixed: the broker keeps the board's session (its subscription, commands queued
-        # while it was away) under this id
-        return f"board-ctl-{self.board_id}"
+        # while it was away) under this id. The user name: the shipped broker config makes
+        # every client id its user's name (use_username_as_clientid), so no other
+        # credential can take this connection or session over (docs/mqtt.md).
+        return self.username
 
     def topic(self, leaf: str) -> str:
         return f"{self.prefix}/{self.board_id}/{leaf}"

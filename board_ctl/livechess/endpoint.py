@@ -20,12 +20,26 @@ lichess.org/dgt and chess.com use):
 
 and ``GET /api/v1.0/eboards`` over plain HTTP. Anything else gets an error response
 naming what was wrong; the connection stays open.
+
+What clients may hold is bounded ([livechess] max_connections, max_subscriptions): a
+connection beyond the cap is refused at its handshake (HTTP 503 saying why), a subscribe
+beyond a connection's cap gets an error. A move's feed is encoded once for all the
+subscriptions (each message is that param with the subscription's id spliced in).
+
+Memory: every connection costs some tens of kB while it is open (its buffers, its
+parser, asyncio's transport); closed, that is freed, but the C allocator keeps most of
+it for reuse rather than giving it back to the system, and asyncio's socket transport is
+left in a reference cycle (itself, its read callback) that only a full collection frees.
+So the resident set follows the most connections ever open at once: the cap bounds it.
+When the last of a batch of connections has closed, one full collection (see
+COLLECT_AFTER) frees the cycles at once instead of at some later, larger one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import json
 import logging
 import threading
@@ -42,6 +56,7 @@ from websockets.http11 import Request as HttpRequest
 from websockets.http11 import Response as HttpResponse
 from websockets.typing import Origin
 
+from board_ctl.config import LiveChessConfig
 from board_ctl.core.effects import Effect
 from board_ctl.errors import HardwareError
 from board_ctl.livechess.address import Listen
@@ -54,9 +69,11 @@ from board_ctl.livechess.eboard import (
     report_from,
 )
 from board_ctl.livechess.protocol import (
+    Feed,
     Request,
     RequestError,
     call_response,
+    encode_id,
     error_response,
     feed_response,
     field,
@@ -77,6 +94,13 @@ DEFAULT_ORIGINS = ("https://lichess.org", "https://www.chess.com", "https://ches
 START_TIMEOUT = 10.0  # s to bind and start serving
 STOP_TIMEOUT = 5.0  # s to close the connections and the thread
 CLOSE_TIMEOUT = 1.0  # s a client has to answer our close (the service is stopping)
+# The caps' defaults, [livechess] max_connections and max_subscriptions: lichess.org/dgt
+# opens one connection and subscribes once; a few pages and reloads fit easily.
+MAX_CONNECTIONS = LiveChessConfig.max_connections
+MAX_SUBSCRIPTIONS = LiveChessConfig.max_subscriptions
+COLLECT_AFTER = 32  # connections closed since the last full collection: collect when
+# none is left open (the asyncio transports' cycles; see the module's docstring),
+COLLECT_DELAY = 1.0  # s after the last one closed
 
 
 def epoch_ms() -> int:
@@ -88,7 +112,9 @@ class _Client:
 
     def __init__(self, connection: ServerConnection) -> None:
         self.connection = connection
-        self.feeds: list[Any] = []  # in subscription order; ids as the client sent them
+        # in subscription order: the id as the client sent it -> the id as JSON (encoded
+        # once, spliced into every feed message)
+        self.feeds: dict[Any, str] = {}
 
 
 class LiveChessEndpoint:
@@ -96,8 +122,14 @@ class LiveChessEndpoint:
 
     def __init__(self, listen: Listen, *, serialnr: str, start: StartInfo,
                  origins: Sequence[str] = DEFAULT_ORIGINS,
+                 max_connections: int = MAX_CONNECTIONS,
+                 max_subscriptions: int = MAX_SUBSCRIPTIONS,
                  clock: Callable[[], int] = epoch_ms) -> None:
         self.listen = listen
+        self.max_connections = max_connections
+        self.max_subscriptions = max_subscriptions  # per connection
+        self._admitted: set[ServerConnection] = set()  # handshakes let through, not closed
+        self._closed_since_collect = 0
         self.serialnr = serialnr
         self.base_start = start  # a setup keeps its time control and tags
         self.origins = tuple(origins)
@@ -175,7 +207,11 @@ class LiveChessEndpoint:
         server: Server = await serve(
             self._connection, self.listen.host, self.listen.port, origins=origins,
             process_request=self._http, server_header="board_ctl LiveChess endpoint",
-            close_timeout=CLOSE_TIMEOUT, logger=log)
+            close_timeout=CLOSE_TIMEOUT, logger=log,
+            # no permessage-deflate: a zlib stream pair per connection costs some 300 kB
+            # (malloc'd by zlib, kept by the allocator after it closes) and every
+            # feed message a compression, for a few hundred bytes on 127.0.0.1
+            compression=None)
         self._stop = asyncio.Event()
         sockets = list(server.sockets)
         if sockets:
@@ -236,11 +272,10 @@ class LiveChessEndpoint:
 
     def _send_feeds(self) -> None:
         """Every subscription gets the board and its moves, without waiting on anyone."""
-        param = feed_json(self._report, self.serialnr, self._flipped)
-        time_ms = self._now_ms()
+        feed = Feed(feed_json(self._report, self.serialnr, self._flipped), self._now_ms())
         for client in list(self._clients.values()):
-            for feed_id in client.feeds:
-                broadcast([client.connection], feed_response(feed_id, param, time_ms))
+            for encoded_id in client.feeds.values():
+                broadcast([client.connection], feed.to(encoded_id))
 
     # ------------------------------------------------------------------ clients
 
@@ -257,7 +292,18 @@ class LiveChessEndpoint:
             pass
         finally:
             del self._clients[connection]
+            self._admitted.discard(connection)
             log.info("livechess: client %s left", peer)
+            self._closed_since_collect += 1
+            if not self._clients and self._closed_since_collect >= COLLECT_AFTER:
+                # a moment later: the transports close after their handlers have returned
+                asyncio.get_running_loop().call_later(COLLECT_DELAY, self._collect)
+
+    def _collect(self) -> None:
+        """The closed connections' cycles freed, if none has connected meanwhile."""
+        if not self._clients and self._closed_since_collect >= COLLECT_AFTER:
+            self._closed_since_collect = 0
+            gc.collect()
 
     def _answer(self, client: _Client, message: str | bytes) -> list[str]:
         """The responses to one message, in order (an error response for a bad one)."""
@@ -303,7 +349,11 @@ class LiveChessEndpoint:
             raise RequestError(f"subscribe: no e-board with serialnr {serialnr!r} (this "
                                f"board is {self.serialnr!r}: ask eboards)", request.id)
         if feed_id not in client.feeds:
-            client.feeds.append(feed_id)
+            if len(client.feeds) >= self.max_subscriptions:
+                raise RequestError(f"subscribe: this connection has {len(client.feeds)} "
+                                   f"subscriptions, the most one may have: unsubscribe one "
+                                   f"first", request.id)
+            client.feeds[feed_id] = encode_id(feed_id)
         now = self._now_ms()
         first = first_feed_json(self._report, self.serialnr, self._flipped)
         return [call_response(request.id, None, now), feed_response(feed_id, first, now)]
@@ -313,7 +363,7 @@ class LiveChessEndpoint:
         if feed_id not in client.feeds:
             raise RequestError(f"unsubscribe: no feed {feed_id!r} on this connection",
                                request.id)
-        client.feeds.remove(feed_id)
+        del client.feeds[feed_id]
         return [call_response(request.id, None, self._now_ms())]
 
     def _call(self, request: Request) -> list[str]:
@@ -354,6 +404,16 @@ class LiveChessEndpoint:
         else:
             self._flipped = not self._flipped
 
+    def _admit(self, connection: ServerConnection) -> bool:
+        """Under the cap, counting the handshakes let through and not yet closed (one
+        refused later, by its origin, closes its transport and stops counting)."""
+        self._admitted = {c for c in self._admitted
+                          if c.transport is not None and not c.transport.is_closing()}
+        if len(self._admitted) >= self.max_connections:
+            return False
+        self._admitted.add(connection)
+        return True
+
     # ------------------------------------------------------------------ plain HTTP
 
     def _http(self, connection: ServerConnection, request: HttpRequest) -> HttpResponse | None:
@@ -364,6 +424,13 @@ class LiveChessEndpoint:
             response.headers["Content-Type"] = "application/json"
             return response
         if path == WS_PATH:
+            if not self._admit(connection):
+                log.info("livechess: a connection refused: %d open, the most allowed",
+                         self.max_connections)
+                return connection.respond(
+                    HTTPStatus.SERVICE_UNAVAILABLE,
+                    f"too many LiveChess connections: {self.max_connections} are open, the "
+                    f"most this board serves ([livechess] max_connections)\n")
             return None  # the WebSocket handshake goes on
         return connection.respond(
             HTTPStatus.NOT_FOUND, f"{path or '/'}: not here. This board serves a WebSocket at "

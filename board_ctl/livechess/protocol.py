@@ -5,6 +5,12 @@ Requests are ``{"id": N, "call": NAME, "param": ...}``; every response is
 The `id` is echoed exactly as it came, with its JSON type: lichess.org/dgt compares it
 loosely today, but a strict comparison of a number with a string broke its board
 detection once (lila #20307), so a number must stay a number.
+
+JSON text may spell a lone UTF-16 surrogate (``"\ud800"``): Python's json reads it into
+a str that no UTF-8 encoder takes, so echoed it would break the answer (and, as a feed
+id, the feed loop that carries every client's feed). A request with such text anywhere
+is refused here, as any other bad request: nothing a client sent reaches a response
+unless it is text every client can read.
 """
 
 from __future__ import annotations
@@ -48,12 +54,53 @@ def parse_request(text: str | bytes) -> Request:
         raise RequestError(f"not JSON this board reads (nested too deep): {_shown(text)}") from None
     if not isinstance(data, dict):
         raise RequestError(f"a request must be a JSON object, got {_shown(text)}")
+    # (an id with such text in it cannot be echoed: the error goes back without one)
+    bad_id = _not_unicode({"id": data["id"]}) if "id" in data else None
+    bad = bad_id or _not_unicode(data)
+    if bad is not None:
+        where, value = bad
+        shown = _shown(ascii(value[:MAX_SHOWN]))
+        raise RequestError(f"{where} is not valid Unicode text (a lone surrogate: {shown})",
+                           None if bad_id else data.get("id"))
     request_id = data.get("id")
     call = data.get("call")
     if not isinstance(call, str) or not call:
         raise RequestError(f"a request needs a \"call\" naming what to do, got {_shown(text)}",
                            request_id)
     return Request(request_id, call, data.get("param"))
+
+
+def _not_unicode(data: dict[str, Any]) -> tuple[str, str] | None:
+    """The first string (a key or a value, at any depth) that is not Unicode text (a
+    lone surrogate, which UTF-8 cannot encode): (where, the string), else None. The
+    walk keeps its own stack: the parser lets nesting go deeper than Python recurses."""
+    stack: list[tuple[str, Any]] = [(str(key), value) for key, value in reversed(data.items())]
+    for key in data:
+        if not _encodable(key):
+            return "a key", key
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, str):
+            if not _encodable(value):
+                return where, value
+        elif isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                if not _encodable(key):
+                    return f"a key in {where}", key
+                stack.append((f"{where}.{key}", item))
+        elif isinstance(value, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+    return None
+
+
+def _encodable(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _not_json(constant: str) -> None:
@@ -74,18 +121,37 @@ def _shown(text: str) -> str:
     return text if len(text) <= MAX_SHOWN else text[:MAX_SHOWN] + "..."
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
 def _encode(kind: str, id: Any, param: Any, time_ms: int) -> str:
-    return json.dumps({"response": kind, "id": id, "param": param, "time": time_ms},
-                      separators=(",", ":"), ensure_ascii=False)
+    return _json({"response": kind, "id": id, "param": param, "time": time_ms})
 
 
 def call_response(id: Any, param: Any, time_ms: int) -> str:
     return _encode("call", id, param, time_ms)
 
 
+def encode_id(id: Any) -> str:
+    """A feed id as JSON, once, when it is subscribed (see Feed)."""
+    return _json(id)
+
+
+class Feed:
+    """One feed's param encoded once, for every subscription: each feed message is the
+    subscription's own id (encode_id) spliced in, byte for byte what `_encode` makes."""
+
+    def __init__(self, param: dict[str, Any], time_ms: int) -> None:
+        self._tail = f',"param":{_json(param)},"time":{_json(time_ms)}}}'
+
+    def to(self, encoded_id: str) -> str:
+        return '{"response":"feed","id":' + encoded_id + self._tail
+
+
 def feed_response(feed_id: Any, param: dict[str, Any], time_ms: int) -> str:
     """A feed message: `feed_id` is the id the client chose when it subscribed."""
-    return _encode("feed", feed_id, param, time_ms)
+    return Feed(param, time_ms).to(encode_id(feed_id))
 
 
 def error_response(id: Any, message: str, time_ms: int) -> str:

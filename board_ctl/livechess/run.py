@@ -24,4 +24,6 @@ def endpoint_from_config(config: Config, start: StartInfo) -> LiveChessEndpoint 
     port = config.serial.port if config.board.backend == "serial" else config.board.backend
     serialnr = settings.serialnr or default_serialnr(f"{socket.gethostname()}:{port}")
     return LiveChessEndpoint(parse_listen(settings.listen), serialnr=serialnr, start=start,
-                             origins=settings.origins)
+                             origins=settings.origins,
+                             max_connections=settings.max_connections,
+                             max_subscriptions=settings.max_subscriptions)

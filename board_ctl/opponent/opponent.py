@@ -10,6 +10,11 @@ own thread and process (board_ctl.opponent.engine): nothing here waits for it.
 Times: the engine is told the clocks in its own seconds, the game's divided by the
 board's time scale (an emulator playing N times faster), so that it spends the game's
 time at any speed; a fixed `movetime` is game seconds too.
+
+A failed engine (it crashed, answered nonsense, or missed its deadline) is started again
+and asked again, RETRIES times for one position; then the opponent gives up on that
+position: `failed` says why until the game needs something else of the engine (a
+takeback, a new game), and the service shows it (the LEDs, the view, the log).
 """
 
 from __future__ import annotations
@@ -64,7 +69,7 @@ class Opponent:
         self._asked: tuple[str, object] | None = None  # the request in flight
         self._judged: set[object] = set()  # draw offers answered (by position)
         self._failures: dict[object, int] = {}
-        self._messages: list[str] = []
+        self.failed: str | None = None  # why the engine was given up on, while it is
 
     @property
     def label(self) -> str:
@@ -96,7 +101,10 @@ class Opponent:
         """Ask the engine what the game now needs of it, if it has not been asked.
         (Called after every item on the loop: the common case returns at once.)"""
         wanted = self._wanted(referee, game)
+        if self._failures and wanted not in self._failures:
+            self._failures = {}  # the game moved on: a position met again is asked again
         if wanted is None:
+            self.failed = None
             if self._asked is not None:
                 self.engine.cancel()
                 self._asked = None
@@ -105,6 +113,7 @@ class Opponent:
             return
         if self._failures.get(wanted, 0) > RETRIES:
             return  # given up on this position: said so already
+        self.failed = None
         self._asked = wanted
         self.engine.ask(self._request(referee, *wanted))
 
@@ -121,8 +130,9 @@ class Opponent:
             failures = self._failures[(kind, reply.key)] = \
                 self._failures.get((kind, reply.key), 0) + 1
             if failures > RETRIES:
-                return None, (f"{reply.reason}; gave up after {failures} tries: the game "
-                              "waits (restart board-ctl, or check the engine)")
+                self.failed = f"{reply.reason}; gave up after {failures} tries"
+                return None, (f"{self.failed}: the game waits (restart board-ctl, or check "
+                              "the engine)")
             return None, f"{reply.reason}; starting it again"
         if isinstance(request, Think):
             assert reply.move is not None

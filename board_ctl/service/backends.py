@@ -21,7 +21,11 @@ Put = Callable[[object], None]
 
 
 class Board(Protocol):
-    description: str
+    description: str  # for people: which board, on which port, with which firmware
+    # Which board this is, the same from one start to the next (a Pico's unique id, not
+    # its port or firmware): a game left unfinished resumes only on its own board. Known
+    # once `start` has connected.
+    identity: str
 
     def start(self, put: Put) -> None: ...
 

@@ -3,14 +3,17 @@
     board-ctl run [--config FILE] [--port PATH_OR_URL] [--profile P] [--time-control TC] [--pgn OUT]
                   [--report OUT] [--once] [--speed N] [--view auto|rich|plain|none]
                   [--data-dir DIR] [--livechess [ADDR]] [--opponent [ENGINE]]
-                  [--engine-side SIDE] [--level N] [--movetime S]
+                  [--engine-side SIDE] [--level N] [--movetime S] [--require-board]
+                  [--dgt PORT] [--chesslink PORT]
 
 Every game is archived in the data directory with its crash-safe journal; a game left
 unfinished there (the service was killed, the power went) is resumed at start-up.
 
 With nothing configured it plays the built-in demo game through the board emulator on a
 real pty. Expected failures (a bad config, no board, a pin that cannot be used) are one
-line on stderr and a non-zero exit: 2 for the configuration, 1 for the rest.
+line on stderr and a non-zero exit: 2 for the configuration, 1 for the rest; 3 with
+--once when the engine has given up (the game saved unfinished); 128 + the signal for a
+Ctrl-C or SIGTERM that stops the start.
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ OPTION_OF_KEY = {"board.profile": "--profile", "board.backend": "--port",
                  "livechess.listen": "--livechess", "mqtt.url": "--mqtt",
                  "mqtt.board_id": "--board-id", "opponent.engine": "--opponent",
                  "opponent.side": "--engine-side", "opponent.level": "--level",
-                 "opponent.movetime": "--movetime"}
+                 "opponent.movetime": "--movetime", "dgt.port": "--dgt",
+                 "chesslink.port": "--chesslink"}
 
 
 def add_parser(subparsers: Any) -> None:
@@ -57,7 +61,9 @@ def add_parser(subparsers: Any) -> None:
         description="Run the service on the board. With nothing configured, plays the "
                     "built-in demo game through the board emulator. Exit status: 0 done; "
                     "1 the board or a pin cannot be used, or the service failed; 2 a bad "
-                    "option or config (one line naming it).")
+                    "option or config (one line naming it); 3 with --once, the engine "
+                    "gave up (the game is saved unfinished); 130 or 143 a Ctrl-C or "
+                    "SIGTERM before the board was running.")
     run.add_argument("--config", type=Path, metavar="FILE",
                      help=f"TOML config file (default: ${CONFIG_ENV}, else built-in defaults; "
                           f"see config/board.example.toml)")
@@ -104,9 +110,21 @@ def add_parser(subparsers: Any) -> None:
     run.add_argument("--movetime", type=float, metavar="S",
                      help="seconds the engine takes a move (default: its clock with a time "
                           "control, else 1)")
+    run.add_argument("--require-board", action="store_true",
+                     help="refuse the board emulator (the demo game): a configuration "
+                          "left unedited is an error (exit status 2), not a demo played "
+                          "as a service (the systemd unit runs with it)")
     run.add_argument("--livechess", nargs="?", const=DEFAULT_LISTEN, metavar="ADDR",
                      help="serve LiveChess clients (lichess.org/dgt, chess.com) on ADDR "
                           f"(default {DEFAULT_LISTEN}; else [livechess] listen)")
+    run.add_argument("--dgt", metavar="PORT",
+                     help="answer the DGT board protocol on PORT (chess programs that use a "
+                          "DGT board): a serial device such as the USB gadget's /dev/ttyGS0 "
+                          "or /dev/rfcomm0, or pty:LINK (default: [dgt] port); see "
+                          "docs/apps.md")
+    run.add_argument("--chesslink", metavar="PORT",
+                     help="answer Millennium ChessLink on PORT, as --dgt (default: "
+                          "[chesslink] port)")
     run.set_defaults(func=run_command)
 
 
@@ -115,17 +133,24 @@ def run_command(args: argparse.Namespace) -> int:
 
     try:
         config = _config(args)
+        _check_board(config, args)
     except ConfigError as exc:
         print(f"board-ctl run: {exc}", file=sys.stderr)
         return 2
     view = make_view(config.display.view)
     _route_logging(view)
     service: Service | None = None
+    signals = _signals()
     try:
-        service = _service(config, args, view)
-        gc.freeze()  # what start-up made lives on: keep it out of the collector's scans
-        with _signals(service):
+        with signals:  # from the start: a signal while the engine starts ends it too
+            service = _service(config, args, view)
+            signals.service = service
+            gc.freeze()  # what start-up made lives on: keep it out of the collector's scans
             code = service.run()
+    except _Interrupted as exc:
+        view.close()
+        print(f"board-ctl run: {exc}", file=sys.stderr)
+        return 128 + exc.signum
     except ConfigError as exc:
         view.close()
         print(f"board-ctl run: {exc}", file=sys.stderr)
@@ -142,6 +167,26 @@ def run_command(args: argparse.Namespace) -> int:
     if service.error:
         print(f"board-ctl run: {service.error}", file=sys.stderr)
     return code
+
+
+def _check_board(config: Config, args: argparse.Namespace) -> None:
+    """The emulator where a real board is expected: refused with --require-board, said
+    under systemd (a unit of one's own without the option) so that a demo does not pass
+    for the board."""
+    if config.board.backend != "emulator":
+        return
+    path = args.config or os.environ.get(CONFIG_ENV)
+    where = f"in {path}" if path else "the default: no config file given"
+    if args.require_board:
+        raise ConfigError(
+            f'board.backend is "emulator" (the built-in demo game; {where}), but '
+            f'--require-board asks for a real board: set [board] backend = "serial" (a '
+            f'Pico on USB, as config/board.pi.toml) or "gpio" (docs/install.md)')
+    if os.environ.get("INVOCATION_ID"):  # set by systemd for every service it starts
+        logging.getLogger(__name__).warning(
+            'running under systemd with board.backend "emulator" (%s): this plays the '
+            'demo game, not a board; set [board] backend = "serial" or "gpio" '
+            '(docs/install.md)', where)
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -170,7 +215,9 @@ def _config(args: argparse.Namespace) -> Config:
                                  output={"data_dir": args.data_dir},
                                  mqtt={"url": getattr(args, "mqtt", None),
                                        "board_id": getattr(args, "board_id", None)},
-                                 livechess={"listen": args.livechess}, opponent=opponent)
+                                 livechess={"listen": args.livechess}, opponent=opponent,
+                                 dgt={"port": getattr(args, "dgt", None)},
+                                 chesslink={"port": getattr(args, "chesslink", None)})
 
 
 def _service(config: Config, args: argparse.Namespace, view: View) -> Service:
@@ -206,6 +253,7 @@ def _opponent(config: Config) -> Opponent | None:
 def _start_service(config: Config, args: argparse.Namespace, view: View,
                    opponent: Opponent | None) -> Service:
     from board_ctl.archive import Archive, default_data_dir
+    from board_ctl.apps.run import ports_from_config
     from board_ctl.livechess.run import endpoint_from_config
     from board_ctl.sensorlog import StartInfo
     from board_ctl.service.backends import open_board
@@ -219,15 +267,17 @@ def _start_service(config: Config, args: argparse.Namespace, view: View,
                        else None, games=1 if args.once else 0)
     time_control = config.game.time_control or None
     tags = {**config.game.tags(), **config.mqtt.tags()}
-    start = StartInfo(fen=config.game.start_fen, tags=tags, time_control=time_control)
+    start = StartInfo(fen=config.game.start_fen, tags=tags, time_control=time_control,
+                      default_time=config.game.default_time)
     log_start = getattr(board, "start_info", None)
     if log_start is not None:  # the emulator's log says where its game starts
         found = log_start()
         start = StartInfo(fen=config.game.start_fen if config.game.fen else found.fen,
                           tags={**found.tags, **tags},
-                          time_control=time_control or found.time_control)
-    if config.livechess.listen:
-        # The players' opponent is online: the person makes both sides' moves, each only
+                          time_control=time_control or found.time_control,
+                          default_time=config.game.default_time)
+    if config.livechess.listen or config.dgt.port or config.chesslink.port:
+        # The players' opponent is online (or an app: a program's engine, a web page): the person makes both sides' moves, each only
         # once the page has shown the last one, so without a clock a move released is
         # complete (with a clock, the press completes it as ever).
         start = replace(start, release_completes=True)
@@ -237,22 +287,36 @@ def _start_service(config: Config, args: argparse.Namespace, view: View,
     archive = Archive(Path(data_dir).expanduser() if data_dir else default_data_dir())
     publisher = _publisher(config, archive)
     endpoint = endpoint_from_config(config, start)
-    observers = [o for o in (publisher, endpoint) if o is not None]
+    app_ports = ports_from_config(config, start)
+    observers = [o for o in (publisher, endpoint, app_ports) if o is not None]
     service = Service(board, profile=PROFILES[config.board.profile], start=start, namer=namer,
                       options=options, view=view, status=status, notifier=Notifier(),
                       archive=archive, observers=observers, opponent=opponent)
     if opponent is not None:
         view.message(f"playing {opponent.label} ({config.opponent.side}); profile "
                      f"{config.board.profile}")
-    if endpoint is not None:
-        endpoint.start(service.submit)
-        view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com); "
-                     "a move goes out at the clock press, or without a clock once its piece "
-                     "is released and the board stands still for 1 s")
-    if publisher is not None:
-        publisher.attach(service)
-        publisher.start(wait=MQTT_WAIT)  # a refused login stops here, in one line
+    if app_ports is not None:
+        for line in app_ports.start(service.submit, scale=_board_scale(board)):
+            view.message(line)
+    try:
+        if endpoint is not None:
+            endpoint.start(service.submit)
+            view.message(f"LiveChess endpoint: {endpoint.url} (lichess.org/dgt, chess.com); "
+                         "a move goes out at the clock press, or without a clock once its "
+                         "piece is released and the board stands still for 1 s")
+        if publisher is not None:
+            publisher.attach(service)
+            publisher.start(wait=MQTT_WAIT)  # a refused login stops here, in one line
+    except BaseException:
+        if app_ports is not None:  # (their pty links removed)
+            app_ports.close()
+        raise
     return service
+
+
+def _board_scale(board: object) -> Any:
+    """How much faster than the wall's the board's clock runs (read as states come)."""
+    return lambda: float(getattr(board, "scale", 1.0) or 1.0)
 
 
 MQTT_WAIT = 5.0  # s to wait at start-up for the broker's answer to the board's login
@@ -286,11 +350,23 @@ def _route_logging(view: View) -> None:
     root.setLevel(level)
 
 
-class _signals:
-    """SIGTERM and the first Ctrl-C finish the game and stop; a second Ctrl-C aborts."""
+class _Interrupted(BaseException):
+    """SIGTERM or Ctrl-C before the service runs: what was started is ended on the way
+    out (an engine process with it), and the exit status is 128 + the signal."""
 
-    def __init__(self, service: Service) -> None:
-        self.service = service
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"{signal.Signals(signum).name} while starting: stopped, "
+                         "nothing started is left running")
+        self.signum = signum
+
+
+class _signals:
+    """SIGTERM and the first Ctrl-C finish the game and stop; a second Ctrl-C aborts.
+    Before the service runs (`service` None) either one stops the start."""
+
+    def __init__(self) -> None:
+        self.service: Service | None = None
+        self.interrupted = False
         self.saved: dict[int, Any] = {}
 
     def __enter__(self) -> None:
@@ -298,9 +374,15 @@ class _signals:
             self.saved[sig] = signal.signal(sig, self._handle)
 
     def _handle(self, signum: int, frame: FrameType | None) -> None:
-        if signum == signal.SIGINT and self.service.stop_requested:
+        service = self.service
+        if service is None:
+            if not self.interrupted:  # once: a second one must not cut the ending short
+                self.interrupted = True
+                raise _Interrupted(signum)
+            return
+        if signum == signal.SIGINT and service.stop_requested:
             raise KeyboardInterrupt
-        self.service.request_stop()
+        service.request_stop()
 
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self.saved.items():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.resources
+import json
 import logging
 import os
 import select
@@ -74,6 +75,12 @@ class EmulatorBoard:
         self.python = python
         self.extra_args = extra_args
         self.description = "board emulator"
+        # One board, whatever it plays: its games never resume on a real board (nor on
+        # an emulator at another link), and a game of its own resumes only when it shows
+        # that game's position: its pieces stand where that game left them (keep_game),
+        # as a real board keeps its pieces through a power cut.
+        self.identity = "board emulator (built in)"
+        self.kept: dict[str, object] | None = None  # the game its pieces stand in (keep_game)
         self.proc: subprocess.Popen[bytes] | None = None
         self.link_board: LinkBoard | None = None
         self._stack = contextlib.ExitStack()
@@ -114,17 +121,22 @@ class EmulatorBoard:
     # --- the process
 
     def start(self, put: Put) -> None:
+        self._dir = Path(tempfile.mkdtemp(prefix="board-ctl-"))
         if self.player is not None:
             self.description = (f"board emulator playing the person's side at "
                                 f"{self.speed:g}x")
             source = ["--fen", self.fen, *self.player]
+            if self.kept is not None:
+                memory = self._dir / "kept-game.json"
+                memory.write_text(json.dumps(self.kept), encoding="utf-8")
+                source += ["--remember", str(memory)]
+                self.kept = None  # once: a later start is a board already played on
         else:
             log_file = self._log_file()
             self.description = (f"board emulator playing {log_file.name} at {self.speed:g}x"
                                 if self.log_path else
                                 f"board emulator playing the demo game at {self.speed:g}x")
             source = ["--log", str(log_file)]
-        self._dir = Path(tempfile.mkdtemp(prefix="board-ctl-"))
         link = self._dir / "board"
         self._errors = (self._dir / "emulator.err").open("w+b")
         cmd = [*emulator_command(self.python), "--link", str(link),
@@ -152,6 +164,20 @@ class EmulatorBoard:
         finally:
             if not started:
                 self.stop()
+
+    def keep_game(self, game: chess.Board, touched: list[chess.Square],
+                  occupied: chess.Bitboard) -> None:
+        """The unfinished game the service will resume, told before `start`: this is the
+        same board as before the restart, and a real board keeps its pieces through a
+        power cut, so the emulator's pieces stand where the game left them (`occupied`,
+        as its sensors last reported), and its person knows the game (its start, its
+        moves, the pieces he had touched in the turn under way), as any player knows the
+        game he was playing (firmware_bridge.player). Only when it plays a side."""
+        if self.player is None:
+            return
+        self.kept = {"fen": game.root().fen(), "moves": [m.uci() for m in game.move_stack],
+                     "touched": [chess.square_name(sq) for sq in touched],
+                     "occupied": [chess.square_name(sq) for sq in chess.SquareSet(occupied)]}
 
     def _wait_for_link(self, deadline: float) -> None:
         """Read the emulator's first line, ``LINK <path> -> <pty>``, by the deadline."""

@@ -22,9 +22,10 @@ from pathlib import Path
 from board_ctl.core import events as ev
 from board_ctl.core.effects import Effect, GameOver, LedFrame
 from board_ctl.core.profiles import Profile
-from board_ctl.core.referee import CLOCK_GRACE
+from board_ctl.core.referee import CLOCK_GRACE, Referee
 from board_ctl.errors import BoardCtlError
 from board_ctl.journal import JournalError, JournalWriter, Recovered
+from board_ctl.record import GameRecord
 from board_ctl.replay import feed_all, new_game
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.sensorwriter import SensorLogWriter
@@ -112,11 +113,22 @@ def resume_time(recovered: Recovered, now: float) -> float:
     return at + RESUME_GAP
 
 
+def rebuilt(recovered: Recovered, profile: Profile) -> tuple[Referee, GameRecord]:
+    """A journal's game exactly as it was played: its referee fed the journal's events,
+    and the timers fired up to the journal's last time (its marks are where a timer
+    changed the game: what they did is in the journal already)."""
+    referee, record = new_game(recovered.start, profile)
+    feed_all(referee, record, recovered.events)
+    record.extend(referee.feed(ev.Tick(recovered.last_t)))
+    return referee, record
+
+
 class GameSession:
     def __init__(self, number: int, start: StartInfo, profile: Profile, files: GameFiles,
                  t0: float | None, journal: JournalWriter | None = None,
                  recovered: Recovered | None = None, game_id: str = "") -> None:
         self.number = number
+        start = dataclasses.replace(start, profile=profile.name)  # (its sensor log says it)
         self.start = start
         self.files = files
         self.t0 = t0  # None (resumed): set by the first item seen
@@ -124,7 +136,8 @@ class GameSession:
         self.journal = journal  # the crash-safe journal (None: no archive)
         self.ended = False  # the journal's end record is written
         # as `board-ctl replay` starts a game (a start line's time control included)
-        self.referee, self.record = new_game(start, profile)
+        self.referee, self.record = (new_game(start, profile) if recovered is None
+                                     else rebuilt(recovered, profile))
         self.sensor_log = SensorLogWriter(files.sensor, start)
         self.last_t = 0.0  # game time of the last board event (what replay finishes at)
         self.marked_t = 0.0  # the latest time the journal holds
@@ -132,10 +145,6 @@ class GameSession:
         if recovered is not None:  # the game so far, exactly as it was played
             for event in recovered.events:
                 self.sensor_log.write(event)
-            feed_all(self.referee, self.record, recovered.events)
-            # and the timers fired up to the journal's last time (its marks are where a
-            # timer changed the game: what they did is in the journal already)
-            self.record.extend(self.referee.feed(ev.Tick(recovered.last_t)))
             self.last_t = max((e.t for e in recovered.events), default=0.0)
             self.resume_at = round(resume_time(recovered, self.referee.now), 6)
             self.marked_t = self.resume_at

@@ -85,6 +85,7 @@ class GpioBoard:
         self.pin_factory = pin_factory
         self.description = (f"GPIO matrix rows {list(config.rows)} cols {list(config.cols)} "
                             f"at {config.scan_hz} Hz")
+        self.identity = "GPIO matrix on this Pi"  # the board wired to this Pi's pins
         self._clock = clock
         self._sleep = sleep
         self._devices: list[Any] = []

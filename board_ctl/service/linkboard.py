@@ -48,6 +48,7 @@ class LinkBoard:
                  link_factory: Callable[..., BoardLink] = BoardLink) -> None:
         self.url = url
         self.description = url
+        self.identity = f"serial {url}"  # until the board says its own id
         self.connect_timeout = connect_timeout
         self.poll = poll
         self.time_scale = time_scale  # None: the board's own (1, or the emulator's speed)
@@ -77,6 +78,7 @@ class LinkBoard:
         self.scale = self.time_scale or (board_speed(info.firmware) if info else 1.0)
         if info is not None:
             self.description = f"{self.url} (firmware {info.firmware}, board {info.board_id})"
+            self.identity = f"board {info.board_id}"
         if self.scale != 1.0:
             log.info("board clock runs %gx the game's: event times scaled by %g", self.scale,
                      self.scale)

@@ -173,6 +173,9 @@ def details(state: ViewState) -> list[Text]:
     lines: list[Text] = []
     head = {"setup": "setting up: put the pieces on their start squares",
             "playing": "playing", "over": "game over"}.get(state.phase, state.phase)
+    if state.waiting:
+        head = (f"game {state.waiting} waits: set up its position as the LEDs show, or "
+                f"the start position for a new game")
     lines.append(Text(f"Game {state.game or '-'} · {head}", style="bold"))
     if state.phase == "playing":
         side = "White (♔)" if state.turn == chess.WHITE else "Black (♚)"

@@ -36,7 +36,12 @@ class SensorLogWriter:
         self.file.add((line + "\n").encode("utf-8"))
         self.lines += 1
 
-    def close(self) -> None:
+    def sync(self) -> None:
+        """Everything written so far durable (at a game's end: not at the next game's
+        start, where the LEDs would wait for it)."""
         self.file.flush()
         self.file.sync()
+
+    def close(self) -> None:
+        self.sync()
         self.file.close()

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import logging
 import queue
 import tempfile
@@ -52,23 +53,34 @@ from board_ctl.core.effects import (
     Colour,
     Effect,
     LedFrame,
+    Remote,
     SquareLight,
     StatusLights,
 )
 from board_ctl.archive import JOURNAL, Archive, DataDirLock, GameEntry
 from board_ctl.core.leds import led_frame
 from board_ctl.core.profiles import PROFILES, Profile
+from board_ctl.core.referee import Referee
 from board_ctl.errors import BoardCtlError
 from board_ctl.journal import DAMAGED, JournalWriter
 from board_ctl.opponent.messages import EngineFailed, EngineReply
 from board_ctl.sensorlog import StartInfo
 from board_ctl.service.backends import Board
-from board_ctl.service.game import GameFiles, GameSession, OutputNamer
+from board_ctl.service.game import GameFiles, GameSession, OutputNamer, rebuilt
 from board_ctl.service.messages import BoardDone, Command, LinkDown, LinkUp, NewGame
-from board_ctl.storage import AppendFile, StorageError, describe, make_directory, unique_name
+from board_ctl.storage import (
+    AppendFile,
+    StorageError,
+    describe,
+    fsync_directory,
+    make_directory,
+    unique_name,
+)
+from board_ctl.service.applights import compose
 from board_ctl.service.sdnotify import Notifier
 from board_ctl.service.statuslights import StatusOutputs
 from board_ctl.service.view import NullView, View, ViewState
+from board_ctl.words import count
 
 if TYPE_CHECKING:  # the engine's driver is loaded only when a game has an opponent
     from board_ctl.opponent.opponent import Opponent
@@ -76,8 +88,20 @@ if TYPE_CHECKING:  # the engine's driver is loaded only when a game has an oppon
 log = logging.getLogger(__name__)
 
 POLL = 0.25  # s: the loop wakes at least this often (stop requests, watchdog, timeouts)
+# Squares an unfinished game's position may differ by, at the board's first report, and
+# still be the position (a castling made while the power was off changes four).
+NEAR_POSITION = 4
+# `board-ctl run --once`'s exit status when the engine has given up: the game is saved
+# unfinished (and stays resumable in the archive).
+ENGINE_GAVE_UP = 3
+# Stops that leave the game in progress resumable (not ended): a signal, a failed engine.
+STOPPED = "stopped"
+STOPPED_ENGINE = "the engine gave up"
 BATCH = 256  # queue items at most in one batch (one fsync): the LEDs never wait long
 STORAGE_CHECK_EVERY = 1.0  # s: files deleted under the service, writes to retry
+# The disk's work no LED waits for is done once the board has been still this long (s)
+# (a player thinking), and at the latest this long after it was put off.
+DISK_IDLE, DISK_LATEST = 0.3, 10.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +118,30 @@ def setup_frame(t: float, occupied: chess.Bitboard, expected: chess.Bitboard) ->
     lights += [SquareLight(sq, Colour.RED, Blink.SLOW)
                for sq in chess.scan_forward(occupied & ~expected)]
     return LedFrame(t, tuple(sorted(lights, key=lambda light: light.square)), StatusLights())
+
+
+@dataclass
+class HeldGame:
+    """This board's unfinished game, found at start-up: it goes on when the board shows
+    its position (or a new game starts when the board shows the start position)."""
+
+    entry: GameEntry
+    journal: JournalWriter  # reopened, to go on with it or to abandon it
+    referee: Referee  # rebuilt from the journal: where the game stood
+    moves: list[str]  # SAN of its moves
+    looked: bool = False  # the board's first report was judged
+
+    def summary(self) -> str:
+        return moves_summary(self.moves)
+
+
+def moves_summary(moves: Sequence[str]) -> str:
+    """ "6 plies (1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6)": how many (counted as `board-ctl games`
+    counts them), and the last few."""
+    shown = " ".join(f"{i // 2 + 1}. {san}" if i % 2 == 0 else san
+                     for i, san in enumerate(moves[-6:], start=len(moves[:-6])))
+    return (f"{count(len(moves), 'ply')} ({'... ' if len(moves) > 6 else ''}"
+            f"{shown or 'none yet'})")
 
 
 class Service:
@@ -121,12 +169,17 @@ class Service:
         self._clock = clock
         self.queue: queue.Queue[object] = queue.Queue()
         self.session: GameSession | None = None
+        self._held: HeldGame | None = None  # this board's unfinished game, not yet resumed
+        self._after_shown: list[Callable[[], None]] = []  # disk work no LED waits for
+        self._after_shown_since: float | None = None  # (wall clock) put off since then
         self.games: list[GameFiles] = []  # every game's files (a finished game's referee
         # and record are let go: the service runs for months)
         self.last_session: GameSession | None = None  # the latest game, also once closed
         self.expected = chess.Board(start.fen).occupied
         self.occupied: chess.Bitboard | None = None  # raw, from the events (None: not seen)
-        self.frame: LedFrame | None = None
+        self.frame: LedFrame | None = None  # the referee's (or the setup guidance's)
+        self.shown: LedFrame | None = None  # what the LEDs show: the frame, and apps' lights
+        self.app_lights: dict[str, tuple[SquareLight, ...]] = {}  # by app port
         self.link = "connected"
         self.exit_code = 0
         self.error: str | None = None  # why exit_code is not 0
@@ -138,7 +191,8 @@ class Service:
         self._over_since: float | None = None
         self._last_event = 0.0  # wall clock of the last board event (not a Tick)
         self._t = 0.0  # link time of the last item
-        self._event_at = (0.0, clock())  # (link time, wall clock) of the last board event
+        # (link time, wall clock) of the last board event; None before the board's first
+        self._event_at: tuple[float, float] | None = None
         self._shown_occupied: chess.Bitboard | None = None
         # effects fed but not yet shown: they wait for the batch's journal commit
         self._pending: list[tuple[Sequence[Effect], GameSession]] = []
@@ -163,7 +217,12 @@ class Service:
 
     def run(self) -> int:
         """Connect, loop until done, shut down; the exit status."""
-        self.open()
+        try:
+            self.open()
+        except BaseException:
+            if self.opponent is not None:  # its process is ours to end, on every way out
+                self.opponent.close()
+            raise
         try:
             while self.step():
                 pass
@@ -180,6 +239,8 @@ class Service:
         started = False
         try:
             self._check_outputs()
+            self._adopt_prepared()
+            self._board_keeps_its_game()
             self.board.start(self.queue.put)  # raises BoardCtlError if the board is not there
             started = True
             if self.opponent is not None:  # it thinks in real seconds, the game's / the scale
@@ -192,10 +253,10 @@ class Service:
                 self.board.stop()
             self._release()
             raise
-        session = self.session
-        if session is not None:  # resumed: show the game where it stands until the board
-            # reports (its snapshot at connection is reconciled by the referee)
-            self._send_frame(led_frame(session.resume_at, session.referee.led_view()))
+        self._prepare()
+        held = self._held
+        if held is not None:  # show the game where it stood until the board reports
+            self._send_frame(led_frame(held.referee.now, held.referee.led_view()))
             self._publish(())
         self._message(f"board: {self.board.description}")
         self.notifier.ready(f"board {self.board.description}")
@@ -217,7 +278,7 @@ class Service:
         """Handle everything on the queue (waiting up to `timeout` for the first item),
         as one batch; False once done."""
         if self._stop_requested and not self._done:
-            self._end("stopped")
+            self._end(STOPPED)
         if self._done:
             return False
         try:
@@ -273,10 +334,15 @@ class Service:
             self._event_at = (event.t, self._last_event)
             self._track(event)
         self._t = event.t
+        if self._held is not None and not tick:
+            judged = self._judge_held(event)
+            if judged is None:
+                return
+            event = judged
         session = self.session
         if session is not None and session.over and not tick and self._set_up_again():
             self._flush()
-            self._close_session()
+            self._close_session(later=True)  # its files' syncs once the new game shows
             session = None
         if session is None:
             if not tick and self.occupied == self.expected:
@@ -308,11 +374,32 @@ class Service:
             for effect in effects:
                 if isinstance(effect, LedFrame):
                     self._send_frame(effect)  # first: this is the latency that matters
+        if self.archive is not None:  # a new game's folder name, durable once it shows
+            for directory in self.archive.unsettled_names():
+                self._after_shown.append(functools.partial(fsync_directory, directory))
+        self._run_after_shown()
         for effects, session in pending:
             was_over = self._over_since is not None
             self._publish(effects)
             if session.over and not was_over and session is self.session:
                 self._game_over(session)
+
+    def _run_after_shown(self, force: bool = False) -> None:
+        """The disk's work no LED waits for (a finished game's files synced and closed,
+        a new game's folder name synced), done when the board has been still for
+        DISK_IDLE s (a player thinking: no move waits on the disk meanwhile), at the
+        latest DISK_LATEST s after it was put off; `force`: now."""
+        if not self._after_shown:
+            return
+        now = self._clock()
+        if self._after_shown_since is None:
+            self._after_shown_since = now
+        if not force and now - self._last_event < DISK_IDLE and \
+                now - self._after_shown_since < DISK_LATEST:
+            return
+        self._after_shown_since = None
+        while self._after_shown:
+            self._after_shown.pop(0)()
 
     def journal_note(self, record: dict[str, Any]) -> bool:
         """A record of who did what to the current game (an arbiter's order, an alert
@@ -347,7 +434,10 @@ class Service:
     def _opponent_update(self) -> None:
         session, opponent = self.session, self.opponent
         if opponent is not None and session is not None:
+            failed = opponent.failed
             opponent.update(session.referee, session.number)
+            if opponent.failed != failed:
+                self._engine_shown()
 
     def _engine_reply(self, reply: EngineReply | EngineFailed) -> None:
         """The engine's answer: fed to the game as an event of this moment (its move, a
@@ -355,6 +445,7 @@ class Service:
         session, opponent = self.session, self.opponent
         if session is None or opponent is None:
             return
+        failed = opponent.failed
         event, text = opponent.answer(reply, session.referee, session.number)
         if text:
             self._message(text)
@@ -363,9 +454,28 @@ class Service:
             self._t = event.t
             self._pending.append((session.feed(event), session))
         self._opponent_update()
+        if opponent.failed != failed:
+            self._engine_shown()
+        if opponent.failed is not None and failed is None and self.options.once:
+            # nobody is there to restart anything: the game is saved as it stands
+            self.exit_code = ENGINE_GAVE_UP
+            self.error = f"{opponent.failed}; the game is saved unfinished"
+            self._end(STOPPED_ENGINE)
+
+    def _engine_shown(self) -> None:
+        """The engine given up on, or back: the LEDs and the views say so at once."""
+        if self.frame is not None:
+            self._send_frame(self.frame)
+        self._publish(())
 
     def _link_now(self) -> float:
-        """Now on the board's timeline: its last event's time and the time since then."""
+        """Now on the board's timeline: its last event's time and the time since then.
+        Before the board has reported anything, the latest link time seen (its ticks):
+        the time since the service was made is no time of the board's (a start-up of 4 s
+        at the emulator's 10x put a computer's answer 40 s ahead of the board, and every
+        event after it at that one instant until the board caught up)."""
+        if self._event_at is None:
+            return self._t
         t, wall = self._event_at
         scale = self.opponent.scale if self.opponent is not None else 1.0
         return t + (self._clock() - wall) * scale
@@ -406,7 +516,8 @@ class Service:
         start = self.start if self.opponent is None else self.opponent.start_info(self.start)
         if self.archive is not None:  # made on disk at the first commit, with the game
             game_id, journal = self.archive.new_game(start, now, self.profile.name,
-                                                     files.as_record(), commit=False)
+                                                     files.as_record(), commit=False,
+                                                     board=self._identity())
         session = GameSession(number, start, self.profile, files, t0=t, journal=journal,
                               game_id=game_id)
         self.session = self.last_session = session
@@ -415,10 +526,19 @@ class Service:
         self._storage_fault = False
         self._storage_errors = {}
         where = f"; archived as {game_id}" if game_id else ""
-        self._message(f"game {number} started; sensor log {files.sensor}{where}")
+        self._message(f"game {number} started; sensor log {files.sensor}{where}"
+                      f"{self._opponent_side(start)}")
         self.notifier.status(f"game {number} playing")
         self._pending.append((session.begin(), session))
         self._opponent_update()
+
+    def _opponent_side(self, start: StartInfo) -> str:
+        """'; Stockfish plays Black (drawn)': the computer's side in this game."""
+        opponent = self.opponent
+        if opponent is None or start.remote is None:
+            return ""
+        drawn = " (drawn)" if opponent.settings.side == "random" else ""
+        return f"; {opponent.label} plays {'White' if start.remote else 'Black'}{drawn}"
 
     def _new_game(self, command: NewGame) -> None:
         """End the game in progress (unfinished, archived as such) and wait for the board
@@ -426,6 +546,8 @@ class Service:
         if self.session is not None:
             self._message(f"game {self.session.number} ended: {command.reason}")
             self._close_session()
+        if self._held is not None:
+            self._abandon_held(command.reason)
         if command.start is not None:
             self.start = command.start
             self.expected = chess.Board(command.start.fen).occupied
@@ -436,11 +558,50 @@ class Service:
             self._setup_guidance(self._t)
         self._publish(())
 
+    def _identity(self) -> str:
+        """Which board this is (`Board.identity`; a board that does not say: its
+        description)."""
+        return str(getattr(self.board, "identity", "") or self.board.description)
+
+    def _board_keeps_its_game(self) -> None:
+        """A board that starts with the service (the built-in emulator) is the same board
+        after a restart as before it: told the unfinished game before it starts, its
+        pieces stand where the game left them (a real board keeps them through a power
+        cut) and its person knows the game (as a player knows the one he was playing)."""
+        keep = getattr(self.board, "keep_game", None)
+        if keep is None or self.archive is None or self.session is not None:
+            return
+        entry = self.archive.unfinished(self._identity())
+        if entry is None or not entry.recovered.records:
+            return
+        recovered = entry.recovered
+        referee, _ = rebuilt(recovered, PROFILES.get(recovered.profile, self.profile))
+        if referee.result is None:
+            keep(referee.board, [sq for _, sq in referee.turn.touched], referee.occupied)
+
+    def _adopt_prepared(self) -> None:
+        """A journal left in the folder made ahead (its new name lost at a power cut) is
+        put back among the games, before anything looks for an unfinished one."""
+        if self.archive is None:
+            return
+        try:
+            adopted = self.archive.adopt_prepared()
+        except OSError as exc:
+            raise StorageError(describe(exc, "the data directory", self.archive.root)) \
+                from None
+        if adopted is not None:
+            self._message(f"recovery: game {adopted}'s journal was found in "
+                          f"{self.archive.prepared} (its folder's name did not reach the "
+                          f"disk before the power went): put back as {adopted}")
+
     def _recover(self) -> None:
-        """Resume the archive's unfinished game, if there is one, saying what was found."""
+        """Find this board's unfinished game in the archive, if there is one, saying
+        what was found. It is held until the board shows where it stands
+        (`_judge_held`); a game over in its events whose end never made it to the
+        journal is settled at once."""
         if self.archive is None or self.session is not None:
             return
-        entry = self.archive.unfinished()
+        entry = self.archive.unfinished(self._identity())
         if entry is None:
             return
         recovered = entry.recovered
@@ -453,20 +614,93 @@ class Service:
             self._message(f"recovery: nothing in {journal_path} could be recovered; kept as "
                           f"{damaged.name}, and a new game starts when the board is set up")
             return
-        profile = PROFILES.get(recovered.profile, self.profile)
-        files = self._resumed_files(entry)
-        journal = JournalWriter.resume(journal_path, recovered, recovered.last_t)
+        # now, not when the board has been looked at: a journal that cannot be written
+        # (a damaged one rewritten on a full disk) stops the start, saying why
+        journal = JournalWriter.reopen(journal_path, recovered)
         if recovered.damaged:
             self._message(f"recovery: the damaged journal is kept as "
                           f"{journal_path.name}{DAMAGED} (or a numbered copy) beside the "
                           f"rewritten one")
+        profile = PROFILES.get(recovered.profile, self.profile)
+        referee, record = rebuilt(recovered, profile)
+        self._held = HeldGame(entry, journal, referee, [m.san for m in record.moves])
+        if referee.result is not None:  # over, but its end never made it to the journal
+            self._resume(self._held)
+            return
+        self._message(f"game {entry.game_id} was left unfinished on this board after "
+                      f"{self._held.summary()}: it goes on when the board shows its "
+                      f"position; a board set up in the start position starts a new game "
+                      f"instead")
+
+    def _judge_held(self, event: ev.Event) -> ev.Event | None:
+        """The unfinished game held at start-up, and a board event: the game goes on if
+        the board shows its position (the event to feed it is returned); the start
+        position set up abandons it and starts a new game; anything else waits, the
+        LEDs showing what to set up where (None: nothing more to do with the event).
+
+        At the first look only (the board as the power cut left it), a position that
+        differs by a few squares resumes too: the referee recognises a move made
+        meanwhile, and guides pieces knocked over back. Later, while pieces are being
+        set up, only the position itself does: a half-made setup is no move."""
+        held = self._held
+        assert held is not None
+        first, held.looked = not held.looked, True
+        occupied = self.occupied
+        if occupied is None:  # the board has not said what stands on it (no snapshot)
+            self._resume(held, "")
+            return event
+        game = (held.referee.occupied, held.referee.board.occupied)
+        if occupied in game:
+            self._resume(held, "the board shows its position")
+            return event if isinstance(event, ev.Snapshot) else ev.Snapshot(event.t, occupied)
+        if occupied == self.expected:
+            self._abandon_held("the board shows the start position")
+            self._begin_game(event.t)
+            return None
+        if first and min(chess.popcount(occupied ^ g) for g in game) <= NEAR_POSITION:
+            self._resume(held, "the board shows its position but for a few squares: "
+                                     "the LEDs show what to put back where (a move made "
+                                     "meanwhile is recognised)")
+            return event
+        if first:
+            self._message(
+                f"game {held.entry.game_id} waits for its position: set the pieces up as "
+                f"the LEDs show (green: a piece missing, red: one too many) to go on with "
+                f"it, or set up the start position for a new game (the unfinished one is "
+                f"then abandoned; `board-ctl games --abandon {held.entry.game_id}` does it "
+                f"without the board)")
+        self._guide(setup_frame(event.t, occupied, held.referee.board.occupied))
+        return None
+
+    def _abandon_held(self, why: str) -> None:
+        held, self._held = self._held, None
+        if held is None or self.archive is None:
+            return
+        game_id = held.entry.game_id
+        try:
+            self.archive.abandon(held.entry, held.journal)
+        except BoardCtlError as exc:
+            self._alarm(f"{exc}; game {game_id} could not be marked abandoned: the next "
+                        f"start on this board offers it again")
+        self._message(f"game {game_id} abandoned ({why}): its {count(len(held.moves), 'ply')} "
+                      f"stay in the archive (`board-ctl export {game_id}`)")
+
+    def _resume(self, held: HeldGame, why: str = "") -> None:
+        """Go on with the unfinished game: the restart journaled, its referee rebuilt,
+        its files written again."""
+        self._held = None
+        entry, journal = held.entry, held.journal
+        recovered = entry.recovered
+        profile = PROFILES.get(recovered.profile, self.profile)
+        files = self._resumed_files(entry)
+        journal.stage([{"t": round(recovered.last_t, 6), "kind": "resume"}])
         if GameFiles.from_record(recovered.files) != files:
             journal.files(files.as_record())
         session = GameSession(1, recovered.start, profile, files, t0=None, journal=journal,
                               recovered=recovered, game_id=entry.game_id)
         self.session = self.last_session = session
         self.games.append(files)
-        self._message(self._recovered_text(entry, session))
+        self._message(self._recovered_text(entry, session, why))
         if recovered.start.remote is not None and self.opponent is None:
             self._message("this game was played against a computer: start board-ctl run "
                           "with --opponent to go on with it")
@@ -476,6 +710,7 @@ class Service:
             self._over_since = self._clock()
             self._write_outputs(session)
             self._end_journal(session)
+        self._opponent_update()
 
     def _resumed_files(self, entry: GameEntry) -> GameFiles:
         """A resumed game goes on in the files it had (its partial PGN is replaced by the
@@ -495,24 +730,26 @@ class Service:
         return files
 
     @staticmethod
-    def _recovered_text(entry: GameEntry, session: GameSession) -> str:
-        moves = [m.san for m in session.record.moves]
-        shown = " ".join(f"{i // 2 + 1}. {san}" if i % 2 == 0 else san
-                         for i, san in enumerate(moves[-6:], start=len(moves[:-6])))
+    def _recovered_text(entry: GameEntry, session: GameSession, why: str) -> str:
         recovered = entry.recovered
-        before = f", resumed {recovered.resumes} time(s) before" if recovered.resumes else ""
-        problems = (f"; {len(recovered.problems)} problem(s), see above"
+        before = (f", resumed {count(recovered.resumes, 'time')} before"
+                  if recovered.resumes else "")
+        problems = (f"; {count(len(recovered.problems), 'problem')}, see above"
                     if recovered.problems else "")
-        return (f"resuming game {entry.game_id} from its journal: {len(moves)} moves "
-                f"({'... ' if len(moves) > 6 else ''}{shown or 'none yet'}), "
-                f"{len(recovered.events)} board events up to t={recovered.last_t:.3f} s"
-                f"{before}{problems}; the board's snapshot is compared with the game: put "
-                f"the pieces back where the LEDs show; sensor log {session.files.sensor}")
+        return (f"resuming game {entry.game_id} from its journal"
+                f"{': ' + why if why else ''}: "
+                f"{moves_summary([m.san for m in session.record.moves])}, "
+                f"{count(len(recovered.events), 'board event')} up to "
+                f"t={recovered.last_t:.3f} s{before}{problems}; sensor log "
+                f"{session.files.sensor}")
 
     def _setup_guidance(self, t: float) -> None:
         if self.occupied is None:
             return
-        frame = setup_frame(t, self.occupied, self.expected)
+        self._guide(setup_frame(t, self.occupied, self.expected))
+
+    def _guide(self, frame: LedFrame) -> None:
+        """A setting-up frame, shown when it changes what the LEDs show."""
         last = self.frame
         if last is None or (frame.squares, frame.status) != (last.squares, last.status):
             self._send_frame(frame)
@@ -522,10 +759,49 @@ class Service:
         if self._storage_fault:  # the status alert LED says: look at the log
             frame = dataclasses.replace(
                 frame, status=dataclasses.replace(frame.status, alert=Blink.FAST))
+        if self.opponent is not None and self.opponent.failed is not None:
+            # the computer's LED off (it thinks no more), the alert LED: look at the log
+            frame = dataclasses.replace(frame, status=dataclasses.replace(
+                frame.status, alert=Blink.FAST, remote=Remote.NONE))
         self.frame = frame
+        self._show_leds(frame)
+
+    def _show_leds(self, frame: LedFrame) -> None:
+        """The frame on the LEDs, with what apps ask to light where it leaves them dark
+        (never while an alert is open)."""
+        frame = self._composed(frame)
+        self.shown = frame
         self.board.send_leds(frame)
         if self.status is not None:
             self.status.show(frame)
+
+    def _composed(self, frame: LedFrame) -> LedFrame:
+        if not self.app_lights:
+            return frame
+        session = self.session
+        alert_open = session is not None and bool(session.referee.alerts)
+        lights = [light for lit in self.app_lights.values() for light in lit]
+        return compose(frame, lights, alert_open)
+
+    def set_app_lights(self, source: str, lights: tuple[SquareLight, ...]) -> None:
+        """The squares an app (`source`) asks to light, replacing what it lit before;
+        shown at once if the LEDs change."""
+        if lights:
+            self.app_lights[source] = lights
+        else:
+            self.app_lights.pop(source, None)
+        if self.frame is None:
+            return
+        wanted, shown = self._composed(self.frame), self.shown
+        if shown is not None and (wanted.squares, wanted.status) == (shown.squares,
+                                                                     shown.status):
+            return
+        self._show_leds(self.frame)
+        self._publish(())
+
+    def message(self, text: str) -> None:
+        """A line for the terminal view and the log (from a command on the loop thread)."""
+        self._message(text)
 
     def _game_over(self, session: GameSession) -> None:
         self._over_since = self._clock()
@@ -533,17 +809,21 @@ class Service:
         assert result is not None
         self._write_outputs(session)
         self._end_journal(session)
+        # the disk's work of the game's end now, not at the next game's first frame
+        session.sensor_log.sync()
+        self._prepare()
         self._message(f"game {session.number}: {result.result} ({result.termination}); "
                       f"{_pgn_said(session)}")
         self.notifier.status(f"game {session.number} over: {result.result}")
         if not self.options.once:
             self._message("set the pieces up again for a new game")
 
-    def _close_session(self, ended: bool = True) -> None:
+    def _close_session(self, ended: bool = True, later: bool = False) -> None:
         """Finish the game in progress. `ended`: it is over for good. A game stopped
         with the service (`ended` False) stays unfinished in the archive, and the next
         start resumes it: nothing is settled or guessed now (a piece in hand stays in
-        hand), and its PGN so far has the moves completed."""
+        hand), and its PGN so far has the moves completed. `later`: its files are
+        synced and closed after the LEDs show the next frame (the next game's first)."""
         session = self.session
         if session is None:
             return
@@ -560,13 +840,29 @@ class Service:
         if resumable:
             self._commit(session)
             self._message(f"game {session.game_id} is not over: it stays unfinished in the "
-                          f"archive and is resumed at the next start")
+                          f"archive and goes on at the next start on this board, once the "
+                          f"board shows its position (set up the start position there for "
+                          f"a new game instead; `board-ctl games --abandon "
+                          f"{session.game_id}` abandons it now)")
         else:
             self._end_journal(session)
-        session.close()
+        if later:
+            self._after_shown.append(session.close)
+        else:
+            session.close()
         self.session = None
 
     # ------------------------------------------------------------------ storage
+
+    def _prepare(self) -> None:
+        """The next game's journal made ahead (Archive.prepare), while nothing waits on
+        the disk. A disk that refuses is said when the game's start needs it."""
+        if self.archive is None or self._lock is None:
+            return
+        try:
+            self.archive.prepare()
+        except OSError as exc:
+            log.debug("the next game's journal is not made ahead: %s", exc)
 
     def _commit(self, session: GameSession) -> None:
         session.commit()
@@ -630,7 +926,8 @@ class Service:
                             f"cannot be written again: {exc}")
             else:
                 self._alarm(f"the {file.what} {file.path} was {why} during the game: "
-                            f"written again with everything so far ({file.size} bytes)")
+                            f"written again with everything so far "
+                            f"({count(file.size, 'byte')})")
         if session.waiting:
             self._commit(session)
 
@@ -688,6 +985,7 @@ class Service:
     def _housekeeping(self) -> None:
         self.notifier.pet()
         self._check_storage()
+        self._run_after_shown()
         if not self.options.once or self._done:
             return
         now = self._clock()
@@ -706,8 +1004,12 @@ class Service:
     def _shutdown(self) -> None:
         self.notifier.stopping()
         try:
-            # stopped (SIGTERM, Ctrl-C) in the middle of a game: it resumes at the next start
-            self._close_session(ended=self.stop_reason != "stopped")
+            # stopped (SIGTERM, Ctrl-C, an engine given up) in the middle of a game: it
+            # resumes at the next start
+            self._close_session(ended=self.stop_reason not in (STOPPED, STOPPED_ENGINE))
+            if self._held is not None:  # never resumed: it stays as it was
+                self._held.journal.close()
+            self._run_after_shown(force=True)  # everything on disk before the end
         finally:
             self.board.stop()
             if self.opponent is not None:
@@ -722,6 +1024,9 @@ class Service:
                 not self._stop_requested:
             self.exit_code = 1
             self.error = "no game was played: the board never showed the start position"
+            if self._held is not None:
+                self.error += (f", nor the position of the unfinished game "
+                               f"{self._held.entry.game_id}")
 
     # ------------------------------------------------------------------ the view
 
@@ -742,16 +1047,20 @@ class Service:
         session = self.session
         occupied = self.occupied if self.occupied is not None else 0
         if session is None:
+            held = self._held
             return ViewState("setup", len(self.games), self.start.fen, self.start.fen,
-                             occupied, self.frame, board=self.board.description,
-                             link=self.link, t=self._t)
+                             occupied, self.shown, board=self.board.description,
+                             link=self.link, t=self._t,
+                             waiting=held.entry.game_id if held is not None else "")
         referee = session.referee
         result = referee.result
+        alerts = tuple((a.code, a.text) for a in referee.alerts.values())
+        if self.opponent is not None and self.opponent.failed is not None:
+            alerts += (("engine-failed", f"{self.opponent.failed}: the game waits"),)
         return ViewState(
             phase="over" if result else "playing", game=session.number,
             fen=referee.board.fen(), start_fen=session.start.fen, occupied=referee.occupied,
-            frame=self.frame,
-            alerts=tuple((a.code, a.text) for a in referee.alerts.values()),
+            frame=self.shown, alerts=alerts,
             moves=tuple(m.san for m in session.record.moves),
             result=result.result if result else None,
             termination=result.termination if result else "",

@@ -55,6 +55,7 @@ class ViewState:
     t: float = 0.0  # game time, s
     clocks: tuple[float | None, float | None] = (None, None)  # White's, Black's time left
     running: chess.Color | None = None  # whose clock is running (None: stopped)
+    waiting: str = ""  # setting up: the unfinished game whose position is awaited (its id)
 
     @property
     def turn(self) -> chess.Color:

@@ -1,6 +1,7 @@
 """Sensor-log simulator: real games rendered as the raw events a human produces at
-the board, cleanly, with one scripted rule violation, or with a named handling
-behaviour (behaviours.py: slow slides, knocked pieces, illegal castling, a scramble). An independent model of the
+the board, cleanly, with one scripted rule violation, with a named handling behaviour
+(behaviours.py: slow slides, knocked pieces, illegal castling, a scramble), or under the
+older Laws of the `classic` profile with their own infractions (classic.py). An independent model of the
 player, used to test the controller honestly (it does not use board_ctl.core)."""
 
 from __future__ import annotations

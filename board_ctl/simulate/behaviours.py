@@ -27,6 +27,7 @@ from board_ctl.simulate.render import (
     render_game,
 )
 from board_ctl.simulate.violations import NoEligiblePly, render_violation
+from board_ctl.words import count
 
 Needs = Callable[[chess.Board, chess.Move], bool]
 
@@ -206,7 +207,7 @@ def render_behaviour(game: chess.pgn.Game, name: str, *, seed: int,
     style = dataclasses.replace(behaviour.style, use_clock=use_clock)
     plies = len(list(game.mainline_moves()))
     if style.start_ply >= plies:
-        raise NoEligiblePly(f"the game has only {plies} plies")
+        raise NoEligiblePly(f"the game has only {count(plies, 'ply')}")
     if behaviour.needs is not None and not _has_move(game, behaviour.needs, style.start_ply):
         raise NoEligiblePly(f"no move of this game shows {name}")
     if behaviour.staged in HANDLING_EVENTS:

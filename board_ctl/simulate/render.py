@@ -5,7 +5,10 @@ controller): thinking time, lift and place of pieces, contact bounce, slide blip
 the many physical orders of captures, castling, en passant and promotion, the
 promotion selector and the clock button. A clean rendering never breaks a rule:
 no own movable piece is touched and then not moved, no enemy piece is lifted unless
-it is captured, the king is always lifted before the rook when castling.
+it is captured, the king is always lifted before the rook when castling. Knobs that
+are off by default add the handling of real players (behaviours.py names them): slow
+pushes across squares, captures that push the victim off, a timed scramble in which
+the opponent reaches for his piece before the press.
 
 All randomness comes from `random.Random(seed)`; time is kept in integer ticks of
 0.1 ms so that the log's `t` values are exact and strictly increasing.
@@ -22,6 +25,8 @@ from typing import Any
 
 import chess
 import chess.pgn
+
+from board_ctl.words import count
 
 TICKS = 10_000  # ticks per second (0.1 ms resolution)
 
@@ -240,7 +245,8 @@ class Renderer:
         board = game.board()
         moves = list(game.mainline_moves())
         if not 0 <= style.start_ply <= len(moves):
-            raise ValueError(f"start_ply {style.start_ply} outside the game's {len(moves)} plies")
+            raise ValueError(f"start_ply {style.start_ply} outside the game's "
+                             f"{count(len(moves), 'ply', 'plies')}")
         for move in moves[: style.start_ply]:
             board.push(move)
         self.start_fen = board.fen()

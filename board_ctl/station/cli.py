@@ -1,12 +1,24 @@
-"""`board-ctl arbiter`: the arbiter station (and `--add-user` to make its users)."""
+"""`board-ctl arbiter`: the arbiter station (and `--add-user` to make its users).
+
+Exit status: 0 stopped (Ctrl-C, SIGTERM); 1 the address to serve on cannot be had (in
+use, not this machine's); 2 a bad option, pairings, users or token file. The web
+address is printed only once it is listened on; a broker that has not answered within
+BROKER_WARNING s is said on the console (the pages show it too), and said again when it
+answers.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import errno
 import getpass
 import logging
+import socket
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
 from board_ctl.archive import default_data_dir
 from board_ctl.errors import BoardCtlError
@@ -36,8 +48,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a file holding the station's MQTT password")
     parser.add_argument("--ca-file", metavar="FILE", help="CA certificate for mqtts://")
     parser.add_argument("--topic-prefix", default="board-ctl", help="default: board-ctl")
-    parser.add_argument("--client-id", default="board-ctl-station",
-                        help="MQTT client id (the broker keeps its session while away)")
+    parser.add_argument("--client-id",
+                        help="MQTT client id (the broker keeps its session while away; "
+                             "default: the broker user name, which the shipped broker "
+                             "config enforces)")
     parser.add_argument("--event", default="?", help="the Event tag of the broadcast")
     parser.add_argument("--site", default="?", help="the Site tag of the broadcast")
     parser.add_argument("--push-url", metavar="URL",
@@ -48,6 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a file holding the bearer token for --push-url")
     parser.add_argument("--secure-cookies", action="store_true",
                         help="mark the session cookie Secure (behind an HTTPS proxy)")
+    parser.add_argument("--forwarded-allow-ips", metavar="IPS",
+                        help="behind a reverse proxy: its address(es), comma-separated, whose "
+                             "X-Forwarded-For is trusted as the client's (default: none is; "
+                             "the sign-in limit counts by address)")
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
@@ -78,11 +96,77 @@ def _add_user(args: argparse.Namespace) -> int:
     return 0
 
 
+BROKER_WARNING = 3.0  # s: a broker that has not answered by then is said on the console
+
+
+class ListenError(BoardCtlError, OSError):
+    """The address to serve the pages on cannot be had (exit status 1)."""
+
+
 def _listen(text: str) -> tuple[str, int]:
     host, _, port = text.rpartition(":")
     if not host or not port.isdigit() or not 0 < int(port) < 65536:
         raise BoardCtlError(f"--listen {text!r}: HOST:PORT, e.g. 127.0.0.1:8080")
     return host.strip("[]"), int(port)
+
+
+def _bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
+    """The listening socket, taken before anything says the station serves (uvicorn
+    would print its own traceback-like error and exit 3)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                   flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ListenError(f"--listen {host}:{port}: {exc.strerror}") from None
+    family, kind, proto, _, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+        sock.listen(backlog)
+    except OSError as exc:
+        sock.close()
+        why = {errno.EADDRINUSE: "the address is already in use (another station, or "
+                                 "another program, serves there: stop it or choose "
+                                 "another --listen)",
+               errno.EADDRNOTAVAIL: "not an address of this machine",
+               errno.EACCES: "a port below 1024 needs privileges: choose one above"}
+        raise ListenError(f"--listen {host}:{port}: "
+                          f"{why.get(exc.errno or 0, exc.strerror or str(exc))}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _why_not(link: Any, host: str, port: int) -> str:
+    """Why the broker has not answered, as far as can be told: its login's refusal, else
+    what a plain connection to its address meets."""
+    refused = getattr(link, "last_error", "")
+    if refused:
+        return str(refused)
+    try:
+        with socket.create_connection((host, port), timeout=1.0):
+            return "it takes connections but has not accepted the station's login"
+    except OSError as exc:
+        return (exc.strerror or str(exc)).lower() if not isinstance(exc, TimeoutError) \
+            else "no answer"
+
+
+def _watch_broker(link: Any, host: str, port: int, stopped: threading.Event) -> None:
+    """The console is told when the broker has not answered within BROKER_WARNING s
+    (with why, as far as can be told), and again when it does."""
+    where = f"{host}:{port}"
+    if link.connected.wait(BROKER_WARNING) or stopped.is_set():
+        return
+    why = _why_not(link, host, port)
+    print(f"board-ctl arbiter: WARNING the MQTT broker {where} has not answered within "
+          f"{BROKER_WARNING:g} s ({why}): the pages show no board until it does; check "
+          f"--broker, --broker-user and the password file, and the broker's ACL",
+          file=sys.stderr, flush=True)
+    while not stopped.is_set():
+        if link.connected.wait(0.5):
+            print(f"board-ctl arbiter: connected to the MQTT broker {where}",
+                  file=sys.stderr, flush=True)
+            return
 
 
 def run(args: argparse.Namespace) -> int:
@@ -94,6 +178,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         return _serve(args)
+    except ListenError as exc:
+        print(f"board-ctl arbiter: {exc}", file=sys.stderr)
+        return 1
     except BoardCtlError as exc:
         print(f"board-ctl arbiter: {exc}", file=sys.stderr)
         return 2
@@ -103,7 +190,8 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from board_ctl.station.broadcast import round_pgn
-    from board_ctl.station.link import BrokerAddress, StationLink
+    from board_ctl.station.feeds import listen_backlog
+    from board_ctl.station.link import STATION_ID, BrokerAddress, StationLink
     from board_ctl.station.push import Pusher
     from board_ctl.station.station import Station
     from board_ctl.errors import TagError
@@ -132,7 +220,7 @@ def _serve(args: argparse.Namespace) -> int:
         link.publish(topic, payload)
 
     station = Station(data_dir, publish, prefix=args.topic_prefix, event=args.event,
-                      site=args.site)
+                      site=args.site, broker_user=address.username)
     try:  # the journal is closed however the station ends, a bad option included
         if args.pairings:
             try:
@@ -141,7 +229,7 @@ def _serve(args: argparse.Namespace) -> int:
                 raise BoardCtlError(f"--pairings: {exc}") from None
             station.import_pairings("command line", text, args.pairings)
         link = StationLink(address, station.deliver, station.connection, prefix=args.topic_prefix,
-                           client_id=args.client_id,
+                           client_id=args.client_id or address.username or STATION_ID,
                            ca_file=Path(args.ca_file) if args.ca_file else None)
         pusher = None
         if args.push_url:
@@ -157,15 +245,40 @@ def _serve(args: argparse.Namespace) -> int:
             pusher = Pusher(args.push_url, token, round_name,
                             lambda: round_pgn(station.hall, round_name, station.pairings,
                                               station.event, station.site))
+        broker = f"{address.host}:{address.port}"
+        stopped = threading.Event()
+
+        def start(loop: asyncio.AbstractEventLoop) -> None:
+            assert link is not None
+            link.start()
+            link.watch(loop)
+            threading.Thread(target=_watch_broker,
+                             args=(link, address.host, address.port, stopped),
+                             name="broker-watch", daemon=True).start()
+
+        def stop() -> None:
+            stopped.set()
+            if link is not None:
+                link.stop()
+
         app = build_app(station, users, load_secret(data_dir / "session.key"),
                         secure_cookies=args.secure_cookies, pusher=pusher,
-                        on_start=lambda loop: link.start() if link else None,
-                        on_stop=lambda: link.stop() if link else None)
-        print(f"board-ctl arbiter: http://{host}:{port}/ (arbiters: /arbiter), "
-              f"broker {address.host}:{address.port}", file=sys.stderr)
-        config = uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                timeout_graceful_shutdown=2)
-        uvicorn.Server(config).run()
+                        on_start=start, on_stop=stop)
+        backlog = listen_backlog()  # also how many asyncio accepts at once: uvicorn's 2,048
+        # would take every descriptor in one burst
+        sock = _bind(host, port, backlog)
+        try:
+            print(f"board-ctl arbiter: http://{host}:{port}/ (arbiters: /arbiter), "
+                  f"broker {broker}", file=sys.stderr, flush=True)
+            # X-Forwarded-For only from a configured proxy: uvicorn trusts 127.0.0.1's by
+            # default, and anyone on the station's machine could then claim any address
+            config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2,
+                                    proxy_headers=bool(args.forwarded_allow_ips),
+                                    forwarded_allow_ips=args.forwarded_allow_ips or None,
+                                    backlog=backlog)
+            uvicorn.Server(config).run(sockets=[sock])
+        finally:
+            sock.close()
     finally:
         station.close()
     return 0

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from board_ctl.errors import BoardCtlError
+from board_ctl.words import count
 
 DEFAULT_PREFIX = "board-ctl"
 BOARD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -21,6 +22,13 @@ COMMANDS = frozenset({"ack", "result", "players", "new-game", "clock"})
 RESULTS = ("1-0", "0-1", "1/2-1/2")
 SIDES = ("white", "black")
 MAX_EPOCH_MS = 253_402_300_799_999  # 9999-12-31 23:59:59.999 UTC, the last a date can show
+# What the station reads of a board (docs/mqtt.md, "The broker": sizes): anything beyond
+# is refused before it is parsed, so no board can make the station read or keep more.
+MAX_JSON_BYTES = 64 * 1024
+MAX_PGN_BYTES = 256 * 1024  # the broker's max_packet_size: a board never sends more
+MAX_PLIES = 1200  # 600 moves, more than twice the longest tournament game
+MAX_TEXT = 300  # characters of an alert's text, a reply's error, a termination
+MAX_GAME_ID = 64
 
 
 class ContractError(BoardCtlError, ValueError):
@@ -58,7 +66,20 @@ def subscription(prefix: str = DEFAULT_PREFIX) -> str:
     return f"{prefix}/+/+"
 
 
+def shown(value: Any, limit: int = 40) -> str:
+    """`value` for a log line: its repr cut to `limit` characters (a refused payload may
+    hold megabytes, or an integer Python will not turn into text)."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int beyond sys.get_int_max_str_digits()
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def json_payload(payload: bytes) -> dict[str, Any]:
+    if len(payload) > MAX_JSON_BYTES:
+        raise ContractError(f"{count(len(payload), 'byte')}: more than the {MAX_JSON_BYTES} a board's "
+                            "JSON message may have")
     try:
         value = json.loads(payload.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
@@ -68,7 +89,7 @@ def json_payload(payload: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise ContractError("not a JSON object")
     if value.get("v", 1) != 1:
-        raise ContractError(f"unknown version v={value.get('v')!r}")
+        raise ContractError(f"unknown version v={shown(value.get('v'))}")
     time_ms = value.get("time")
     if isinstance(time_ms, int) and not isinstance(time_ms, bool) and \
             not 0 <= time_ms <= MAX_EPOCH_MS:
@@ -89,8 +110,11 @@ def seconds_to_ms(value: Any, what: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ContractError(f"{what}: not a number: {value!r}")
-    ms = value * 1000
+        raise ContractError(f"{what}: not a number: {shown(value)}")
+    try:
+        ms = float(value) * 1000
+    except OverflowError:  # an integer beyond any float
+        ms = math.inf
     if not math.isfinite(ms):  # checked after scaling: 1e308 s is no time either
         raise ContractError(f"{what}: not a finite number")
     return round(ms)
@@ -99,23 +123,27 @@ def seconds_to_ms(value: Any, what: str) -> int | None:
 def require_int(data: dict[str, Any], key: str) -> int:
     value = data.get(key)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ContractError(f"{key}: not an integer: {value!r}")
+        raise ContractError(f"{key}: not an integer: {shown(value)}")
     return value
 
 
-def require_str(data: dict[str, Any], key: str) -> str:
+def require_str(data: dict[str, Any], key: str, limit: int = MAX_TEXT) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value:
         raise ContractError(f"{key}: missing or not a string")
+    if len(value) > limit:
+        raise ContractError(f"{key}: {len(value)} characters, at most {limit}")
     return value
 
 
-def optional_str(data: dict[str, Any], key: str) -> str | None:
+def optional_str(data: dict[str, Any], key: str, limit: int = MAX_TEXT) -> str | None:
     value = data.get(key)
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return str(value)
+        value = shown(value, limit)
     if not isinstance(value, str):
-        raise ContractError(f"{key}: not a string: {value!r}")
+        raise ContractError(f"{key}: not a string: {shown(value)}")
+    if len(value) > limit:
+        raise ContractError(f"{key}: {len(value)} characters, at most {limit}")
     return value

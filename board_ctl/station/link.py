@@ -2,12 +2,15 @@
 
 A persistent session (fixed client id, clean_start off, a session expiry) makes the
 broker keep the moves published while the station was away and hand them over when it
-returns; retained state, status and PGN give it the hall as it is now. paho's own
-thread runs the network and reconnects with backoff; messages go straight to
-`on_message`, which must hand them to the station's loop at once."""
+returns; retained state, status and PGN give it the hall as it is now. A thread of the
+link's own runs paho's loop (which reconnects with backoff); messages go straight to
+`on_message`, which must hand them to the station's loop at once. No message, and no
+fault, stops that thread for good: a callback's exception is logged, and a thread that
+died anyway is started again by `ensure_running` (the station calls it every second)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import ssl
 import threading
@@ -26,6 +29,7 @@ from board_ctl.station.contract import DEFAULT_PREFIX, subscription
 
 log = logging.getLogger(__name__)
 SESSION_EXPIRY_S = 7 * 24 * 3600
+STATION_ID = "board-ctl-station"  # the client id without a broker user (else: the user)
 
 
 class BrokerError(BoardCtlError, ValueError):
@@ -67,7 +71,7 @@ class StationLink:
 
     def __init__(self, address: BrokerAddress, on_message: Callable[[str, bytes], None],
                  on_connection: Callable[[bool, str], None] | None = None,
-                 prefix: str = DEFAULT_PREFIX, client_id: str = "board-ctl-station",
+                 prefix: str = DEFAULT_PREFIX, client_id: str = STATION_ID,
                  ca_file: Path | None = None) -> None:
         self.address = address
         self.prefix = prefix
@@ -75,6 +79,8 @@ class StationLink:
         self._on_connection_cb = on_connection
         self.connected = threading.Event()
         self.last_error: str | None = None
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
         client = mqtt.Client(CallbackAPIVersion.VERSION2, client_id=client_id,
                              protocol=mqtt.MQTTv5)
         if address.username is not None:
@@ -96,11 +102,43 @@ class StationLink:
                                       clean_start=False, properties=properties)
         except (OSError, ValueError) as exc:
             raise BrokerError(f"broker {self.address.host}:{self.address.port}: {exc}") from None
-        self.client.loop_start()
+        self._start_thread()
+
+    def _start_thread(self) -> None:
+        self._thread = threading.Thread(target=self._run, daemon=True, name="mqtt-station")
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self.client.loop_forever(retry_first_connection=True)
+            except Exception:
+                log.exception("the broker connection's loop failed: going on")
+            if not self._stopping.is_set():
+                self._stopping.wait(1.0)
+
+    def ensure_running(self) -> bool:
+        """Start the link's thread again if it died; True if it had to."""
+        thread = self._thread
+        if thread is None or thread.is_alive() or self._stopping.is_set():
+            return False
+        log.error("the broker connection's thread stopped: started again")
+        self._start_thread()
+        return True
+
+    def watch(self, loop: asyncio.AbstractEventLoop, every: float = 1.0) -> None:
+        """Check the thread every `every` s from the station's loop, until stopped."""
+        def check() -> None:
+            if not self._stopping.is_set():
+                self.ensure_running()
+                loop.call_later(every, check)
+        loop.call_later(every, check)
 
     def stop(self) -> None:
+        self._stopping.set()
         self.client.disconnect()
-        self.client.loop_stop()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
 
     def publish(self, topic: str, payload: str) -> None:
         """QoS 1, never retained; paho keeps it and sends it on reconnection when the
@@ -135,4 +173,7 @@ class StationLink:
 
     def _on_message(self, client: mqtt.Client, userdata: object,
                     message: mqtt.MQTTMessage) -> None:
-        self._on_message_cb(message.topic, bytes(message.payload))
+        try:
+            self._on_message_cb(message.topic, bytes(message.payload))
+        except Exception:  # (a topic that is not UTF-8, a loop closing): this one only
+            log.exception("a message from the broker could not be handed on")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import logging
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import chess
@@ -20,6 +21,11 @@ import chess.pgn
 
 from board_ctl.station.contract import (
     DEFAULT_PREFIX,
+    MAX_GAME_ID,
+    MAX_JSON_BYTES,
+    MAX_PGN_BYTES,
+    MAX_PLIES,
+    MAX_TEXT,
     RESULTS,
     SIDES,
     ContractError,
@@ -29,13 +35,24 @@ from board_ctl.station.contract import (
     require_int,
     require_str,
     seconds_to_ms,
+    shown,
     text_payload,
 )
 from board_ctl.errors import TagError
 from board_ctl.pgntags import check_value
 from board_ctl.station.pairings import FIDE_ID
+from board_ctl.words import count
 
 log = logging.getLogger(__name__)
+
+# What the station keeps of one board, at most: its credential cannot make it keep more
+# (a game id a message, thousands of alerts). The oldest games go first; finished ones
+# are in results.jsonl already.
+MAX_GAMES_PER_BOARD = 64
+MAX_ALERTS_PER_GAME = 500   # alerts in a game's history (and twice that many seqs)
+MAX_OPEN_ALERTS = 32        # in one state
+NOT_BOARDS = ("arbiter", "observer")  # the shipped ACL's other users (docs/mqtt.md)
+PGN_PARSE_EVERY_MS = 1000   # a board's retained PGN is read at most this often
 
 
 @dataclass(frozen=True)
@@ -158,6 +175,11 @@ class Board:
     current: str | None = None
     pgn: str | None = None           # the retained PGN of the board's current game
     setting_up_ms: int | None = None  # the board's time since when it waits for a new game
+    # The retained PGN read once (its start and moves, None: unusable) and when; the last
+    # attempt to fill a game from it: nothing is read again that did not change.
+    pgn_read: tuple[str, list[Move]] | None = None
+    pgn_read_ms: int | None = None
+    pgn_tried: tuple[Any, ...] | None = None
 
     @property
     def game(self) -> Game | None:
@@ -188,8 +210,12 @@ class Change:
 class Hall:
     """Every board the station has heard of, and every game each has played."""
 
-    def __init__(self, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(self, prefix: str = DEFAULT_PREFIX,
+                 not_boards: tuple[str, ...] = NOT_BOARDS) -> None:
         self.prefix = prefix
+        # users of the broker that are no board (the station's own): a message on their
+        # topics is a forgery the broker's ACL should have refused
+        self.not_boards = frozenset(not_boards)
         self.boards: dict[str, Board] = {}
         self.rejected = 0
         self.duplicates = 0
@@ -203,16 +229,29 @@ class Hall:
         if parsed is None:
             return None
         board = self.boards.get(parsed.board)
+        known = board is not None
         if board is None:
-            board = self.boards[parsed.board] = Board(parsed.board)
-        board.last_seen_ms = received_ms
+            board = Board(parsed.board)
         try:
+            if parsed.board in self.not_boards:
+                raise ContractError(f"{parsed.board} is a user of the hall, not a board")
+            limit = MAX_PGN_BYTES if parsed.kind == "pgn" else MAX_JSON_BYTES
+            if len(payload) > limit:
+                raise ContractError(f"{count(len(payload), 'byte')}: more than the {limit} a board's "
+                                    f"{parsed.kind} may have")
             handler = getattr(self, "_on_" + parsed.kind)
             change: Change | None = handler(board, payload, received_ms)
         except ContractError as exc:
             self.rejected += 1
             log.warning("%s: refused: %s", topic, exc)
             return None
+        except Exception as exc:  # no payload may stop the station (a check missing above)
+            self.rejected += 1
+            log.error("%s: refused: %s: %s", topic, type(exc).__name__, shown(str(exc), 200))
+            return None
+        if not known:
+            self.boards[parsed.board] = board
+        board.last_seen_ms = received_ms
         return change
 
     def _on_status(self, board: Board, payload: bytes, now: int) -> Change | None:
@@ -225,10 +264,14 @@ class Hall:
         return Change(board.board, "status")
 
     def _game(self, board: Board, data: dict[str, Any], now: int) -> Game:
-        game_id = require_str(data, "game")
+        game_id = require_str(data, "game", MAX_GAME_ID)
+        sender = data.get("board")
+        if sender is not None and sender != board.board:
+            raise ContractError(f"board {shown(sender)} in a message on {board.board}'s topic")
         game = board.games.get(game_id)
         if game is None:
             game = board.games[game_id] = Game(board.board, game_id, first_seen_ms=now)
+            self._forget_old_games(board, game)
         time_ms = data.get("time")
         if isinstance(time_ms, int) and not isinstance(time_ms, bool):
             game.last_time_ms = max(game.last_time_ms, time_ms)
@@ -239,8 +282,18 @@ class Hall:
         # take the grid back to it.
         if current is None or (current is not game and game.last_time_ms >= current.last_time_ms):
             board.current = game_id
-            self._fill_from_pgn(board)
+            self._fill_from_pgn(board, now)
         return game
+
+    @staticmethod
+    def _forget_old_games(board: Board, new: Game) -> None:
+        """At most MAX_GAMES_PER_BOARD games a board: the one it published least
+        recently goes (never its current game, nor the one just heard of)."""
+        while len(board.games) > MAX_GAMES_PER_BOARD:
+            oldest = min((g for g in board.games.values()
+                          if g is not new and g.game != board.current),
+                         key=lambda g: (g.last_time_ms, g.first_seen_ms))
+            del board.games[oldest.game]
 
     def _on_state(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)
@@ -257,6 +310,8 @@ class Hall:
             return None
         fen = position(require_str(data, "fen"), "fen")
         ply = require_int(data, "ply")
+        if not 0 <= ply <= MAX_PLIES:
+            raise ContractError(f"ply: {shown(ply)} (0 to {MAX_PLIES})")
         clock = self._clock(data.get("clock"), time_ms)
         result = data.get("result", "*")
         if result not in RESULTS and result != "*":
@@ -274,11 +329,15 @@ class Hall:
                 raise ContractError("last_move: not an object")
             if last.get("uci") is not None:
                 uci_move(last["uci"], "last_move.uci")
+            last_ply = last.get("ply")
+            last = {"ply": last_ply if isinstance(last_ply, int) and
+                    not isinstance(last_ply, bool) and 0 < last_ply <= MAX_PLIES else None,
+                    "san": optional_str(last, "san", 16), "uci": last.get("uci")}
         # Tags go into the broadcast's PGN: one that cannot be a PGN tag is left out.
         where = board.board
-        event = tag(where, "Event", optional_str(data, "event"))
-        site = tag(where, "Site", optional_str(data, "site"))
-        round_name = tag(where, "Round", optional_str(data, "round"))
+        event = tag(where, "Event", optional_str(data, "event", MAX_JSON_BYTES))
+        site = tag(where, "Site", optional_str(data, "site", MAX_JSON_BYTES))
+        round_name = tag(where, "Round", optional_str(data, "round", MAX_JSON_BYTES))
         board_no = data.get("board_no")
         white = self._player(data.get("white"), where, "White")
         black = self._player(data.get("black"), where, "Black")
@@ -301,7 +360,7 @@ class Hall:
                          and board_no >= 1 else None)
         game.white, game.black = white, black
         new_alert = self._sync_alerts(game, data.get("alerts"), now)
-        self._fill_from_pgn(board)
+        self._fill_from_pgn(board, now)
         return Change(board.board, "state", game.game, new_alert=new_alert)
 
     @staticmethod
@@ -310,14 +369,14 @@ class Hall:
             value = {"name": value}
         if not isinstance(value, dict):
             return Player()
-        name = tag(where, side, optional_str(value, "name") or None)
+        name = tag(where, side, optional_str(value, "name", MAX_JSON_BYTES) or None)
         fide = value.get("fide_id")
         if isinstance(fide, int) and not isinstance(fide, bool):
             fide = str(fide)
         fide_id = fide if isinstance(fide, str) and FIDE_ID.fullmatch(fide) else None
         if fide_id is None and fide not in (None, ""):
-            log.warning("%s: tag %sFideId: %r is not a FIDE id (digits); tag left out",
-                        where, side, fide)
+            log.warning("%s: tag %sFideId: %s is not a FIDE id (digits); tag left out",
+                        where, side, shown(fide))
         return Player(name, fide_id)
 
     @staticmethod
@@ -342,19 +401,20 @@ class Hall:
             alerts = []
         seen: set[str] = set()
         new = False
-        for item in alerts:
-            if not isinstance(item, dict) or not isinstance(item.get("code"), str):
+        for item in alerts[:MAX_OPEN_ALERTS]:
+            if not isinstance(item, dict) or not isinstance(item.get("code"), str) or \
+                    len(item["code"]) > 40:
                 continue
             code = item["code"]
             seen.add(code)
             entry = next((a for a in game.alerts if a.open and a.code == code), None)
             if entry is None:
                 entry = self._alert_entry(item, now)
-                game.alerts.append(entry)
+                self._keep_alert(game, entry)
                 new = True
             by = item.get("acknowledged_by")
             if isinstance(by, str) and by:
-                entry.acknowledged_by = by
+                entry.acknowledged_by = by[:MAX_TEXT]
         for entry in game.alerts:
             if entry.open and entry.code not in seen:
                 entry.cleared_ms = now
@@ -362,14 +422,25 @@ class Hall:
         return new
 
     @staticmethod
+    def _keep_alert(game: Game, entry: AlertEntry) -> None:
+        """Into the game's history, which keeps the latest MAX_ALERTS_PER_GAME (the
+        oldest cleared one goes first)."""
+        game.alerts.append(entry)
+        if len(game.alerts) > MAX_ALERTS_PER_GAME:
+            gone = next((a for a in game.alerts if not a.open), game.alerts[0])
+            game.alerts.remove(gone)
+
+    @staticmethod
     def _alert_entry(data: dict[str, Any], now: int) -> AlertEntry:
         side = data.get("side") if data.get("side") in SIDES else None
         squares = data.get("squares")
         t = data.get("t")
+        text = data.get("text")
         return AlertEntry(
             code=str(data["code"]), side=side,
-            squares=tuple(s for s in squares if isinstance(s, str)) if isinstance(squares, list) else (),
-            text=str(data.get("text") or ""),
+            squares=tuple(s for s in squares[:64] if isinstance(s, str) and
+                          s in chess.SQUARE_NAMES) if isinstance(squares, list) else (),
+            text=text[:MAX_TEXT] if isinstance(text, str) else "",
             t_ms=seconds_to_ms(t, "t") if isinstance(t, (int, float)) else None,
             raised_ms=now)
 
@@ -381,12 +452,15 @@ class Hall:
         if seq in game.seqs:
             self.duplicates += 1
             return True
+        if len(game.seqs) >= 2 * MAX_ALERTS_PER_GAME:
+            raise ContractError(f"game {game.game}: more than {2 * MAX_ALERTS_PER_GAME} "
+                                "alerts and clears")
         game.seqs.add(seq)
         return False
 
     def _on_alert(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)
-        code = require_str(data, "code")
+        code = require_str(data, "code", 40)
         seq = optional_seq(data)
         game = self._game(board, data, now)
         if self._seen(game, seq):
@@ -399,7 +473,7 @@ class Hall:
             return None  # the same alert, already open (seen first in a state)
         entry = self._alert_entry(data, now)
         entry.seq = seq
-        game.alerts.append(entry)
+        self._keep_alert(game, entry)
         time_ms = data.get("time")
         if game.state_time_ms is not None and isinstance(time_ms, int) and \
                 time_ms < game.state_time_ms and code not in game.state_alerts:
@@ -409,7 +483,7 @@ class Hall:
 
     def _on_clear(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)
-        code = require_str(data, "code")
+        code = require_str(data, "code", 40)
         seq = optional_seq(data)
         game = self._game(board, data, now)
         if self._seen(game, seq):
@@ -425,11 +499,12 @@ class Hall:
     def _on_move(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)
         ply = require_int(data, "ply")
-        if ply < 1:
-            raise ContractError(f"ply: {ply} (plies count from 1)")
-        move = Move(ply=ply, san=require_str(data, "san"),
-                    uci=uci_move(require_str(data, "uci"), "uci"),
-                    fen=optional_str(data, "fen"),
+        if not 1 <= ply <= MAX_PLIES:
+            raise ContractError(f"ply: {shown(ply)} (plies count from 1, up to {MAX_PLIES})")
+        fen = optional_str(data, "fen", 100)
+        move = Move(ply=ply, san=require_str(data, "san", 16),
+                    uci=uci_move(require_str(data, "uci", 5), "uci"),
+                    fen=position(fen, "fen") if fen is not None else None,
                     clock_ms=seconds_to_ms(data.get("clock"), "clock"),
                     elapsed_ms=seconds_to_ms(data.get("elapsed"), "elapsed"),
                     time_ms=data.get("time") if isinstance(data.get("time"), int) else None)
@@ -477,36 +552,36 @@ class Hall:
         text = text_payload(payload)
         if text == board.pgn:
             return None
-        board.pgn = text
-        filled = self._fill_from_pgn(board)
+        board.pgn, board.pgn_read, board.pgn_tried = text, None, None
+        filled = self._fill_from_pgn(board, now)
         return Change(board.board, "pgn", board.current) if filled else None
 
-    def _fill_from_pgn(self, board: Board) -> int:
+    def _fill_from_pgn(self, board: Board, now: int | None = None) -> int:
         """Moves the station missed (published before it subscribed) taken from the
         board's retained PGN, only when that PGN is provably this game's: same start,
-        every move the station has agrees, and the position after it is the state's."""
+        every move the station has agrees, and the position after it is the state's.
+
+        The PGN is read once (the first MAX_PLIES moves of its main line, at most once
+        per PGN_PARSE_EVERY_MS a board), and tried again only when the game or the PGN
+        changed: a state that changes nothing costs nothing."""
         game = board.game
-        if game is None or not board.pgn or len(game.known_moves()) >= game.ply:
+        if game is None or not board.pgn or len(game.moves) >= game.ply and \
+                len(game.known_moves()) >= game.ply:
             return 0
-        try:
-            pgn = chess.pgn.read_game(io.StringIO(board.pgn))
-        except (ValueError, IndexError):
-            pgn = None
-        if pgn is None or pgn.errors:
+        attempt = (game.game, game.ply, game.fen, game.start_fen, len(game.moves))
+        if attempt == board.pgn_tried:
             return 0
-        position = pgn.board()
-        if position.fen() != chess.Board(game.start_fen).fen():
-            return 0
-        found: list[Move] = []
-        for ply, child in enumerate(pgn.mainline(), start=1):
-            san = position.san(child.move)
-            position.push(child.move)
-            clock = child.clock()
-            emt = child.emt()
-            found.append(Move(ply, san, child.move.uci(), position.fen(),
-                              round(clock * 1000) if clock is not None else None,
-                              round(emt * 1000) if emt is not None else None, None))
+        if board.pgn_read is None:
+            if now is not None and board.pgn_read_ms is not None and \
+                    0 <= now - board.pgn_read_ms < PGN_PARSE_EVERY_MS:
+                return 0  # read again on the next message
+            board.pgn_read = read_pgn_moves(board.pgn)
+            board.pgn_read_ms = now
+        board.pgn_tried = attempt
+        start, found = board.pgn_read
         if len(found) < game.ply or position_fen(found, game.ply) != placement(game.fen):
+            return 0
+        if start != _normal_fen(game.start_fen):
             return 0
         if any(game.moves[m.ply].uci != m.uci for m in found if m.ply in game.moves):
             return 0
@@ -524,17 +599,18 @@ class Hall:
     def _on_reply(self, board: Board, payload: bytes, now: int) -> Change | None:
         data = json_payload(payload)
         command_id = data.get("id")
-        if not isinstance(command_id, (str, int)) or isinstance(command_id, bool):
-            raise ContractError("reply: id missing")
+        if not isinstance(command_id, (str, int)) or isinstance(command_id, bool) or \
+                len(shown(command_id, 64)) > 64:
+            raise ContractError("reply: id missing, or not an id")
         ok = data.get("ok")
         if not isinstance(ok, bool):
             raise ContractError("reply: ok is not true or false")
         error = data.get("error")
         time_ms = data.get("time")
         game = data.get("game")
-        reply = Reply(board.board, str(command_id), ok, str(error) if error else None,
-                      time_ms if isinstance(time_ms, int) else None, now,
-                      game if isinstance(game, str) else None)
+        why = error[:MAX_TEXT] if isinstance(error, str) else shown(error, MAX_TEXT)
+        reply = Reply(board.board, str(command_id), ok, why if error else None, time_ms if isinstance(time_ms, int) else None, now,
+                      game if isinstance(game, str) and len(game) <= MAX_GAME_ID else None)
         return Change(board.board, "reply", board.current, reply=reply)
 
     # ---- queries -------------------------------------------------------------------
@@ -556,14 +632,67 @@ class Hall:
         return sorted(games, key=lambda g: (g.last_time_ms, g.board, g.game))
 
 
+class _TooLong(Exception):
+    pass
+
+
+class _MainLine(chess.pgn.GameBuilder):
+    """Reads a PGN's main line only, and no further than MAX_PLIES moves."""
+
+    def begin_variation(self) -> chess.pgn.SkipType:  # type: ignore[override]
+        super().begin_variation()  # (end_variation, called all the same, undoes it)
+        return chess.pgn.SKIP
+
+    def visit_move(self, board: chess.Board, move: chess.Move) -> None:
+        if board.ply() - self.game.board().ply() >= MAX_PLIES:
+            raise _TooLong
+        super().visit_move(board, move)
+
+
+def read_pgn_moves(text: str) -> tuple[str, list[Move]]:
+    """A PGN's start position and main line as Moves; ("", []) when it cannot be read,
+    has errors, or runs beyond MAX_PLIES."""
+    try:
+        pgn = chess.pgn.read_game(io.StringIO(text), Visitor=_MainLine)
+    except (_TooLong, ValueError, IndexError, RecursionError):
+        return "", []
+    if pgn is None or pgn.errors:
+        return "", []
+    position = pgn.board()
+    start = position.fen()
+    found: list[Move] = []
+    for ply, child in enumerate(pgn.mainline(), start=1):
+        san = position.san(child.move)
+        position.push(child.move)
+        clock = child.clock()
+        emt = child.emt()
+        found.append(Move(ply, san, child.move.uci(), position.fen(),
+                          round(clock * 1000) if clock is not None else None,
+                          round(emt * 1000) if emt is not None else None, None))
+    return start, found
+
+
 def position(fen: str, what: str) -> str:
     """`fen` if python-chess reads it as a position (the pages and the broadcast build
     boards from it), else ContractError."""
+    if len(fen) > 100 or not _readable(fen):  # (the longest FEN has 92 characters)
+        raise ContractError(f"{what}: not a position: {fen[:100]!r}")
+    return fen
+
+
+@lru_cache(maxsize=256)
+def _normal_fen(fen: str) -> str:
+    return chess.Board(fen).fen()
+
+
+@lru_cache(maxsize=4096)
+def _readable(fen: str) -> bool:
+    """(A game's states repeat its position and start: each is read once.)"""
     try:
         chess.Board(fen)
     except ValueError:
-        raise ContractError(f"{what}: not a position: {fen[:100]!r}") from None
-    return fen
+        return False
+    return True
 
 
 def tag(where: str, name: str, value: str | None) -> str | None:

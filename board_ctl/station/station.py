@@ -19,7 +19,7 @@ from typing import Any
 from board_ctl.errors import BoardCtlError
 from board_ctl.station.actionlog import ActionLog
 from board_ctl.station.contract import RESULTS, command_topic
-from board_ctl.station.model import Board, Change, Hall
+from board_ctl.station.model import NOT_BOARDS, Board, Change, Game, Hall
 from board_ctl.station.pairings import ROUND, Pairing, parse_pairings
 from board_ctl.station.results import ResultLog
 from board_ctl.station.views import card, detail
@@ -40,8 +40,9 @@ class CommandError(BoardCtlError, ValueError):
 class Station:
     def __init__(self, data_dir: Path, publish: Callable[[str, str], None],
                  prefix: str = "board-ctl", event: str = "?", site: str = "?",
-                 clock_ms: Callable[[], int] = wall_ms) -> None:
-        self.hall = Hall(prefix)
+                 clock_ms: Callable[[], int] = wall_ms, broker_user: str | None = None) -> None:
+        # the station's own broker user is no board, whatever reaches it on its topics
+        self.hall = Hall(prefix, NOT_BOARDS + ((broker_user,) if broker_user else ()))
         self.prefix = prefix
         self.event = event
         self.site = site
@@ -94,8 +95,6 @@ class Station:
             self._offer_pairings(change.board)
         self._mark(change.board)
         game = self.hall.boards[change.board].game
-        if game is not None and game.finished:
-            self.results.note(game, self.clock_ms())
         if game is not None and game.round and self.on_round_change is not None:
             self.on_round_change(game.round)
         return change
@@ -166,10 +165,43 @@ class Station:
             self._sent_pairing.pop(key, None)
             if reply.ok:
                 self.delivered[key] = reply.board
+        if entry["command"] == "result" and reply.ok:  # the arbiter's own result: confirmed
+            game = self._held_game(reply.board, reply.game or entry.get("game"))
+            if game is not None:
+                self.results.confirm(game, entry["payload"]["result"], entry["user"],
+                                     self.clock_ms(), "command")
         if entry["command"] == "clock" and reply.ok:
             self.hall.record_clock_correction(
                 reply.board, round(entry["payload"]["white"] * 1000),
                 round(entry["payload"]["black"] * 1000), reply.time_ms or self.clock_ms())
+
+    # ---- the ladder's results -------------------------------------------------------
+
+    def _held_game(self, board_id: str, game_id: object) -> Game | None:
+        board = self.hall.boards.get(board_id)
+        return board.games.get(game_id) if board is not None and \
+            isinstance(game_id, str) else None
+
+    def unconfirmed(self) -> list[Game]:
+        """Finished games whose result no arbiter has confirmed (or confirmed otherwise)."""
+        return [game for game in self.hall.finished_games()
+                if self.results.confirmed(game.board, game.game) != game.result]
+
+    def confirm_result(self, user: str, board_id: str, game_id: str, result: str) -> None:
+        """An arbiter confirms the result a board shows: it enters the ladder. `result`
+        is the one the arbiter saw; refused if the board says another by now."""
+        game = self._held_game(board_id, game_id)
+        if game is None:
+            raise CommandError(f"board {board_id!r} has no game {game_id!r} in the station")
+        if not game.finished:
+            raise CommandError(f"board {board_id}'s game {game_id} is not finished")
+        if game.result != result:
+            raise CommandError(f"board {board_id}'s game {game_id} now shows {game.result}, "
+                               f"not {result}: look again")
+        self.actions.write({"time": self.clock_ms(), "kind": "confirm-result", "user": user,
+                            "board": board_id, "game": game_id, "result": result,
+                            "white": game.white.name, "black": game.black.name})
+        self.results.confirm(game, result, user, self.clock_ms(), "confirmed")
 
     def _recover_journal(self) -> None:
         """Commands journaled but never answered (the station stopped) wait for their

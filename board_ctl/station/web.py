@@ -34,7 +34,6 @@ from starlette.responses import (
     PlainTextResponse,
     RedirectResponse,
     Response,
-    StreamingResponse,
 )
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
@@ -42,7 +41,9 @@ from starlette.templating import Jinja2Templates
 
 from board_ctl.errors import BoardCtlError
 from board_ctl.station.broadcast import round_pgn
+from board_ctl.station.feeds import FeedGate, FeedLimits, FeedResponse
 from board_ctl.station.pairings import ROUND
+from board_ctl.station.policy import SecurityHeaders
 from board_ctl.station.push import Pusher
 from board_ctl.station.station import CommandError, Station
 from board_ctl.station.users import User, make_user
@@ -50,23 +51,43 @@ from board_ctl.station.users import User, make_user
 log = logging.getLogger(__name__)
 SESSION_S = 12 * 3600
 KEEPALIVE_S = 15.0
-LOGIN_FAILURES = 5          # then the name is locked for LOCK_S
+LOGIN_FAILURES = 5          # then (name, address) is locked for LOCK_S, twice as long each time
 LOCK_S = 60.0
+MAX_LOCK_S = 3600.0
 FAILURES_KEPT = 1000        # (name, address) pairs remembered before the stale are forgotten
 MAX_UPLOAD = 1_000_000
-CLOCK_TEXT = re.compile(r"(?:(\d+):)?(\d{1,3}):([0-5]\d)(?:\.(\d{1,3}))?|(\d+(?:\.\d{1,3})?)")
+CLOCK_TEXT = re.compile(r"(?:(\d{1,3}):)?(\d{1,3}):([0-5]\d)(?:\.(\d{1,3}))?|"
+                        r"(\d{1,6})(?:\.(\d{1,3}))?", re.ASCII)
+MAX_CLOCK_MS = 100 * 3600 * 1000  # what a board accepts (cmd/clock): more than any control
 
 
 def parse_clock(text: str) -> int:
-    """`1:30:00`, `25:00`, `4:59.5` or plain seconds, as milliseconds."""
+    """`1:30:00`, `25:00`, `4:59.5` or plain seconds, as milliseconds (at most 100 h);
+    ValueError saying what a time looks like. Integers only: no float can overflow."""
     match = CLOCK_TEXT.fullmatch(text.strip())
     if match is None:
-        raise ValueError(f"{text!r} is not a time (h:mm:ss, m:ss or seconds)")
-    hours, minutes, seconds, fraction, plain = match.groups()
+        shown = text if len(text) <= 20 else text[:20] + "..."
+        raise ValueError(f"{shown!r} is not a time (h:mm:ss, m:ss or seconds)")
+    hours, minutes, seconds, fraction, plain, plain_fraction = match.groups()
     if plain is not None:
-        return round(float(plain) * 1000)
-    ms = (int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)) * 1000
-    return ms + (int(fraction.ljust(3, "0")) if fraction else 0)
+        ms = int(plain) * 1000 + (int(plain_fraction.ljust(3, "0")) if plain_fraction else 0)
+    else:
+        ms = (int(hours or 0) * 3600 + int(minutes) * 60 + int(seconds)) * 1000
+        ms += int(fraction.ljust(3, "0")) if fraction else 0
+    if ms > MAX_CLOCK_MS:
+        raise ValueError(f"{text.strip()!r} is more than the 100 hours a clock can be set to")
+    return ms
+
+
+@dataclass
+class _Tries:
+    """Failed sign-ins of one (name, address): the recent ones, and the locks so far."""
+    recent: list[float]
+    locks: int = 0
+    until: float = 0.0  # locked until then
+
+    def last(self) -> float:
+        return max(self.recent[-1] if self.recent else 0.0, self.until)
 
 
 @dataclass
@@ -84,7 +105,10 @@ class Sessions:
         # Failed sign-ins by (name, client address): the spectators' page is public, so
         # anyone in the hall reaches the sign-in form, and a lock on the name alone let
         # him lock the arbiters out of the station with five wrong passwords a minute.
-        self._failures: dict[tuple[str, str], list[float]] = {}
+        # Each lock of the same pair lasts twice as long (up to an hour): a guesser gets
+        # a few hundred tries a day, not 7,200. The address is the connection's, or a
+        # trusted proxy's X-Forwarded-For (board-ctl arbiter --forwarded-allow-ips).
+        self._failures: dict[tuple[str, str], _Tries] = {}
         self._prune_at = FAILURES_KEPT  # doubles past a spray of fresh names: amortised O(1)
         self._clock = clock
 
@@ -108,22 +132,27 @@ class Sessions:
             self._sessions.pop(sid, None)
 
     def locked(self, name: str, client: str) -> bool:
-        now = self._clock()
-        key = (name, client)
-        recent = [t for t in self._failures.get(key, []) if now - t < LOCK_S]
-        if recent:
-            self._failures[key] = recent
-        else:
-            self._failures.pop(key, None)
-        return len(recent) >= LOGIN_FAILURES
+        tries = self._failures.get((name, client))
+        return tries is not None and self._clock() < tries.until
 
     def failed(self, name: str, client: str) -> None:
         now = self._clock()
         if len(self._failures) >= self._prune_at:  # names sprayed: forget the stale ones
-            self._failures = {key: times for key, times in self._failures.items()
-                              if now - times[-1] < LOCK_S}
+            # (a pair is kept while its lock, or the memory of its last one, lasts)
+            self._failures = {key: tries for key, tries in self._failures.items()
+                              if now - tries.last() < (MAX_LOCK_S if tries.locks else LOCK_S)}
             self._prune_at = max(FAILURES_KEPT, 2 * len(self._failures))
-        self._failures.setdefault((name, client), []).append(now)
+        tries = self._failures.setdefault((name, client), _Tries([]))
+        if tries.locks and now - tries.last() >= MAX_LOCK_S:
+            tries.locks = 0  # an hour without a try: the next lock is a minute again
+        tries.recent = [t for t in tries.recent if now - t < LOCK_S] + [now]
+        if len(tries.recent) >= LOGIN_FAILURES:
+            tries.until = now + min(LOCK_S * 2 ** tries.locks, MAX_LOCK_S)
+            tries.locks += 1
+            tries.recent = []
+
+    def succeeded(self, name: str, client: str) -> None:
+        self._failures.pop((name, client), None)
 
 
 def _templates() -> Jinja2Templates:
@@ -139,9 +168,12 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
               secure_cookies: bool = False, pusher: Pusher | None = None,
               ladder: Callable[[Station], list[dict[str, Any]]] | None = None,
               on_start: Callable[[asyncio.AbstractEventLoop], None] | None = None,
-              on_stop: Callable[[], None] | None = None) -> Starlette:
+              on_stop: Callable[[], None] | None = None,
+              feed_limits: FeedLimits | None = None) -> Starlette:
     templates = _templates()
     sessions = Sessions()
+    limits = feed_limits or FeedLimits()
+    gate = FeedGate(limits)
 
     def current(request: Request) -> WebSession | None:
         return sessions.get(request.session.get("sid"))
@@ -199,14 +231,27 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
         return _feed(request, arbiter=False)
 
     def _feed(request: Request, arbiter: bool) -> Response:
+        client = request.client.host if request.client else ""
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        refused = gate.enter(client)
+        if refused is not None:  # come back later: the browser's EventSource will
+            log.info("live page refused to %s: %s", client, refused)
+            return Response(f"retry: {limits.busy_retry_ms}\n: busy: {refused}\n\n",
+                            media_type="text/event-stream",
+                            headers={**headers, "Connection": "close"})  # (no keep-alive)
         queue = station.subscribe(arbiter)
+        loop = asyncio.get_running_loop()
+        ends = loop.time() + limits.lifetime_s
 
         async def stream() -> AsyncIterator[str]:
             try:
                 yield f"retry: 2000\ndata: {json.dumps(station.snapshot(arbiter))}\n\n"
                 while station.subscribed(queue):
+                    left = ends - loop.time()
+                    if left <= 0:
+                        return  # the page reconnects, from a fresh snapshot
                     try:
-                        text = await asyncio.wait_for(queue.get(), KEEPALIVE_S)
+                        text = await asyncio.wait_for(queue.get(), min(KEEPALIVE_S, left))
                     except asyncio.TimeoutError:
                         if await request.is_disconnected():
                             return
@@ -216,9 +261,12 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
             finally:
                 station.unsubscribe(queue)
 
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-cache",
-                                          "X-Accel-Buffering": "no"})
+        def closed() -> None:
+            station.unsubscribe(queue)
+            gate.leave(client)
+
+        return FeedResponse(stream(), media_type="text/event-stream", headers=headers,
+                            send_timeout_s=limits.send_timeout_s, on_close=closed)
 
     async def broadcast_index(request: Request) -> Response:
         return page(request, "broadcast.html", base=str(request.base_url).rstrip("/"),
@@ -238,8 +286,8 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
 
     async def ladder_page(request: Request) -> Response:
         standings = (ladder or _standings)(station)
-        games = station.hall.finished_games()
-        return page(request, "ladder.html", standings=standings, games=games)
+        return page(request, "ladder.html", standings=standings,
+                    rated=list(station.results.rows.values()), waiting=station.unconfirmed())
 
     # ---- signing in ----------------------------------------------------------------
 
@@ -267,6 +315,7 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
             checked = await asyncio.to_thread((user or _decoy()).check, password)
             if checked and user is not None:
                 request.session.pop("login_csrf", None)
+                sessions.succeeded(name, client)
                 sessions.end(request.session.get("sid"))
                 request.session["sid"] = sessions.create(name)
                 log.info("%s signed in", name)
@@ -356,11 +405,14 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
     @login_required
     async def clock(request: Request, session: WebSession) -> Response:
         form = await request.form()
-        try:
-            white = parse_clock(str(form.get("white", "")))
-            black = parse_clock(str(form.get("black", "")))
-        except ValueError as exc:
-            return JSONResponse({"error": str(exc)}, status_code=400)
+        times = {}
+        for side in ("white", "black"):
+            try:
+                times[side] = parse_clock(str(form.get(side, "")))
+            except ValueError as exc:  # the field named: the dialog shows it beside both
+                return JSONResponse({"error": f"{side}: {exc}", "field": side},
+                                    status_code=400)
+        white, black = times["white"], times["black"]
         return _done(station.set_clock(session.user, request.path_params["board"],
                                        white, black))
 
@@ -401,6 +453,13 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
             raise CommandError(f"board {board_no[:20]!r} is not a board number")
         station.send_pairing_now(session.user, str(form.get("round", "")), int(board_no))
         return RedirectResponse("/arbiter/pairings", status_code=303)
+
+    @login_required
+    async def confirm_result(request: Request, session: WebSession) -> Response:
+        form = await request.form()
+        station.confirm_result(session.user, str(form.get("board", "")),
+                               str(form.get("game", "")), str(form.get("result", "")))
+        return RedirectResponse("/ladder", status_code=303)
 
     @login_required
     async def journal_page(request: Request, session: WebSession) -> Response:
@@ -448,9 +507,11 @@ def build_app(station: Station, users: dict[str, User], secret_key: str,
         Route("/arbiter/pairings", pairings_import, methods=["POST"]),
         Route("/arbiter/pairings/send", pairing_send, methods=["POST"]),
         Route("/arbiter/journal", journal_page),
+        Route("/arbiter/ladder/confirm", confirm_result, methods=["POST"]),
         Mount("/static", StaticFiles(directory=str(static)), name="static"),
     ]
-    middleware = [Middleware(SessionMiddleware, secret_key=secret_key,  # type: ignore[arg-type]
+    middleware = [Middleware(SecurityHeaders),
+                  Middleware(SessionMiddleware, secret_key=secret_key,  # type: ignore[arg-type]
                              session_cookie="board_ctl_station", max_age=SESSION_S,
                              same_site="strict", https_only=secure_cookies)]
     return Starlette(routes=routes, middleware=middleware, lifespan=lifespan,

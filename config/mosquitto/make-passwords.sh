@@ -3,7 +3,7 @@
 # into FILE; each clear password is written once to FILE.d/USER (mode 0600) to be given
 # to that board (its [mqtt] password_file) or to the station, then deleted from here.
 #
-#   ./make-passwords.sh /etc/mosquitto/board-ctl.passwd arbiter b01 b02 b03
+#   ./make-passwords.sh /etc/mosquitto/board-ctl.passwd arbiter observer b01 b02 b03
 #
 # Run again with more users to add them (existing ones keep their passwords).
 set -eu

@@ -8,8 +8,10 @@ results) and never acts on the game itself. The profile selects and parameterise
 | completed.py | 4.7 a piece released on a square was then moved on |
 | illegal.py | 7.5 illegal moves and presses without a move: reinstate, penalty, loss |
 | displaced.py | 7.4 pieces knocked over or displaced; a piece lifted out of turn |
-| claims.py | 9 draw offers and agreement (5.2.3), threefold and fifty-move claims |
+| claims.py | 9 draw offers and agreement (5.2.3), threefold and fifty-move claims; the older Laws' offers and claims |
+| perpetual.py | the older Laws' perpetual check: the test a claim must pass |
 | endings.py | 5 mate, stalemate, dead position, fivefold, 75 moves; 6.9 flags |
+| lateness.py | 6.7.1 the default time (the older Laws' 10.15) |
 | remote.py | a side played from elsewhere (a computer): its move shown, made by the person unjudged |
 """
 

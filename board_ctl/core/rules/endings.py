@@ -226,3 +226,7 @@ def _attacks_after(board: chess.Board, bb_from: chess.Bitboard, bb_to: chess.Bit
             & straight)
 
     return attacked
+
+
+# (also how perpetual.py reads a check without making the move)
+attacks_after, ALIGNED = _attacks_after, _ALIGNED

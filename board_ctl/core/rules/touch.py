@@ -1,7 +1,10 @@
 """FIDE 4.3-4.5, touch-move: a player who deliberately touches his own piece must move
 it, an opponent's piece must capture it (the first one that can be), both: that one
 captures this one (4.3.3); the king then a rook touched: castling, if legal, is the move
-(4.4.1); castling begun with the rook is no castling, the rook must move (4.4.2).
+(4.4.1); castling begun with the rook is no castling, the rook must move (4.4.2); the
+king then a rook touched but castling with it illegal: the king must move (castling with
+the other rook included), or any legal move if it has none (4.4.3; the older Laws' 5.1
+(3) and (4) say the same).
 
 The board sees a touch as a lift that outlasted the debounce (a settled lift); a touch
 without a lift is beyond a presence board.
@@ -79,6 +82,16 @@ class TouchMove:
             castle = self._must_castle(board, lifted)
             if castle is not None:
                 return castle
+            if must_move is None:
+                intended = self._illegal_castling(board, lifted, own)
+                if intended is not None:  # 4.4.3: the king must move, if it can
+                    king, rook = intended
+                    if shape.move.from_square == king or not position.movable(king):
+                        return None
+                    return _alert(mover, (king, rook),
+                                  f"king and rook touched, castling with the rook on "
+                                  f"{chess.square_name(rook)} is illegal: the king must "
+                                  "move (FIDE 4.4.3)")
         # 4.3.3: an own and an enemy piece touched (the first of each, in either order):
         # that one must take this one, if it legally can.
         if own and enemy:
@@ -115,6 +128,28 @@ class TouchMove:
                 return _alert(board.turn, (king, rook),
                               f"king and rook touched: castling ({board.san(castle)}) "
                               "was legal and must be played (FIDE 4.4.1)")
+        return None
+
+
+    @staticmethod
+    def _illegal_castling(board: chess.Board, lifted: dict[chess.Square, int],
+                          own: Touches) -> tuple[chess.Square, chess.Square] | None:
+        """4.4.3: the king on its first square touched first, then a rook on a corner of
+        its rank (castling begun), castling with that rook being illegal: (king, rook)."""
+        mover = board.turn
+        king = board.king(mover)
+        home = chess.E1 if mover == chess.WHITE else chess.E8
+        if king != home or king not in lifted:
+            return None
+        first_own = min((when for when, sq in own if sq != king), default=None)
+        if first_own is not None and first_own < lifted[king] - ROOK_FIRST_MARGIN_US:
+            return None  # another piece of his was touched before the king (4.3.1)
+        legal = {castling_squares(shape_of(board, m))[1] for m in board.generate_castling_moves()}
+        for corner in (chess.H1, chess.A1) if mover == chess.WHITE else (chess.H8, chess.A8):
+            if (corner in lifted and corner not in legal and board.piece_at(corner)
+                    == chess.Piece(chess.ROOK, mover)
+                    and lifted[corner] >= lifted[king] - ROOK_FIRST_MARGIN_US):
+                return king, corner
         return None
 
 

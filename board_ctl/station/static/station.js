@@ -140,7 +140,6 @@ const boards = new Map();
 
 function connectFeed(url, onBoard, onSnapshot) {
   const source = new EventSource(url);
-  const broker = document.getElementById("broker");
   source.onmessage = (event) => {
     const msg = JSON.parse(event.data);
     if (msg.now_ms) offsetMs = msg.now_ms - Date.now();
@@ -157,12 +156,35 @@ function connectFeed(url, onBoard, onSnapshot) {
     }
     watchAlerts([...boards.values()]);
   };
-  source.onerror = () => { if (broker) { broker.textContent = "station unreachable"; broker.className = "broker down"; } };
-  function showBroker(connected, error) {
-    if (!broker) return;
-    broker.textContent = connected ? "live" : `broker down${error ? ": " + error : ""}`;
-    broker.className = connected ? "broker up" : "broker down";
+  source.onerror = () => showUnreachable();
+}
+
+function showBroker(connected, error) {
+  const broker = document.getElementById("broker");
+  if (!broker) return;
+  broker.textContent = connected ? "live" : `broker down${error ? ": " + error : ""}`;
+  broker.className = connected ? "broker up" : "broker down";
+}
+
+function showUnreachable() {
+  const broker = document.getElementById("broker");
+  if (broker) { broker.textContent = "station unreachable"; broker.className = "broker down"; }
+}
+
+// A page without the live feed (ladder, broadcast, pairings, journal): the badge from
+// the station's state, asked now and every BROKER_POLL_MS.
+const BROKER_POLL_MS = 10000;
+
+async function watchBroker() {
+  try {
+    const response = await fetch("/api/boards", {cache: "no-store"});
+    if (!response.ok) throw new Error(String(response.status));
+    const state = await response.json();
+    showBroker(state.broker.connected, state.broker.error);
+  } catch (error) {
+    showUnreachable();
   }
+  setTimeout(watchBroker, BROKER_POLL_MS);
 }
 
 // ---- a board's card ---------------------------------------------------------------
@@ -306,7 +328,7 @@ function startDetail(section) {
       view.journal.slice().reverse().map((e) => el("tr", {class: e.kind === "reply" && !e.ok ? "refused" : e.kind},
         el("td", {}, fmtTime(e.time)), el("td", {}, e.user || (e.kind === "reply" ? "board" : "")),
         el("td", {}, e.kind === "reply" ? (e.ok ? "done" : `refused: ${e.error}`) : (e.command || e.kind)),
-        el("td", {}, e.payload ? JSON.stringify(e.payload) : "")))));
+        el("td", {}, e.payload ? JSON.stringify(e.payload) : (e.result || ""))))));
     const form = document.getElementById("clock-form");
     if (form && view.clock && !form.dataset.touched) {
       const now = clocksAt(view.clock);
@@ -411,3 +433,4 @@ const grid = document.getElementById("grid");
 if (grid) startGrid(grid);
 const detailSection = document.getElementById("detail");
 if (detailSection) startDetail(detailSection);
+if (!grid && !detailSection) watchBroker();
