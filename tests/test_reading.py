@@ -370,3 +370,34 @@ def test_a_slide_into_an_unseen_capture_is_no_piece_taken_before_the_press() -> 
                profile="rapid", time_control="300+2")
     assert out.sans == ["Rxf1+", "Rxf1"]
     assert out.alerts == []
+
+
+# ---------------------------------------------------------------------- a placement taken
+#
+# Without a clock, the opponent lifting a piece just put down is his reply beginning: he
+# takes it there. A placement that stood for less than CROSSING_HELD may have been a
+# square crossed on a slide; but where the sensors saw nothing at all on the square the
+# slide would have ended on (a capture whose victim never left), nothing says it went
+# on: the piece landed where it stood.
+
+TAKEN_WHERE_IT_STOOD = [
+    # (sim, corpus()[::3][42]) Rc8-c7, Bxc7 (victim lifted first); not Rxc2+ unseen
+    ("k1r5/3RR3/8/1p3p1p/5B1P/8/PPP2P2/2K5 b - - 1 34", "c8", "c7", "f4", "a8 a7",
+     ["Rc7", "Bxc7", "Ka7"]),
+    # Bf8-d6, exd6; not Bxa3 unseen
+    ("5b1k/8/8/4P3/8/N7/8/4K3 b - - 0 1", "f8", "d6", "e5", "h8 g8", ["Bd6", "exd6", "Kg8"]),
+    # Qd8-d5, Nxd5; not Qxd2+ unseen
+    ("3q3k/8/8/8/8/2N5/3P4/4K3 b - - 0 1", "d8", "d5", "c3", "h8 g8", ["Qd5", "Nxd5", "Kg8"]),
+]
+
+
+@pytest.mark.parametrize("standing", [0.15, 0.3, 0.418, 0.6])
+@pytest.mark.parametrize("fen, origin, stop, taker, then, sans", TAKEN_WHERE_IT_STOOD)
+def test_a_piece_taken_where_it_stood_is_no_slide_into_an_unseen_capture(
+        fen: str, origin: str, stop: str, taker: str, then: str, sans: list[str],
+        standing: float) -> None:
+    mover_from, mover_to = then.split()
+    out = play(f"-{origin} @0.33 +{stop} @{standing} -{stop} @1.46 -{taker} @0.3 +{stop} "
+               f"~1 -{mover_from} +{mover_to} ~1", fen)
+    assert out.sans == sans
+    assert out.alerts == []

@@ -347,10 +347,26 @@ def likeliest(turn: Turn) -> Iterator[Match]:
                 crossings.append(m)
             else:
                 yield m
+    # A move nobody saw land whose destination saw no change at all (a capture's victim
+    # never lifted) rests on nothing the sensors saw: a placement that stood, even on a
+    # square it may have crossed, outweighs it (the opponent taking the piece there).
+    unsensed = []
     for m in reversed(seen):
         if not shown(m):
-            yield m
+            if crossings and not _victim_sensed(turn, m):
+                unsensed.append(m)
+            else:
+                yield m
     yield from crossings
+    yield from unsensed
+
+
+def _victim_sensed(turn: Turn, match: Match) -> bool:
+    """Whether a square a capture of `match` would take on saw any event this turn."""
+    events = turn.events_on
+    return any(shape.captured is not None
+               and (events.get(shape.captured) or events.get(shape.move.to_square))
+               for shape in match.shapes)
 
 
 def crossed(turn: Turn, seen: list[Match], match: Match, slid: bool = False) -> bool:
