@@ -59,6 +59,8 @@ def _move_line(effect: MoveMade) -> dict[str, Any]:
         line["clock"] = effect.clock
     if effect.elapsed is not None:
         line["elapsed"] = effect.elapsed
+    if effect.uncertain:  # the move recorded first, then the other readings
+        line["uncertain"] = [effect.move.uci()] + [o.uci() for o in effect.uncertain]
     return line
 
 

@@ -201,7 +201,7 @@ def play(person: Person, *, remote: chess.Color, seed: int = 0, fen: str = chess
                 referee.feed(event)
             physical = referee.occupied  # where the pieces stood: the board kept them
             person = fresh(Remembered(chess.Board(fen).fen(), list(referee.board.move_stack),
-                                      [sq for _, sq in referee.turn.touched]), physical)
+                                      [sq for _, sq in referee.game.turn.touched]), physical)
             queue.clear()  # what the old emulator's person was about to do: gone with it
             answer = None  # the engine's search: gone with the service
             at = round(t, 4)

@@ -113,7 +113,8 @@ def check_answers(board: chess.Board, rng: random.Random) -> None:
         for occ in occupancies(after, rng):
             emptied = after.occupied & ~occ
             held = bool(emptied) and not occ & ~after.occupied and not emptied & ~own
-            expected = bool(reply.full(occ)) or reply.partial(occ) or held
+            expected = (bool(reply.full(occ)) or reply.partial(occ) or reply.crossing(occ)
+                        or held)
             assert infer.answers(turn, line, occ) == expected, (board.fen(), move, hex(occ))
 
 

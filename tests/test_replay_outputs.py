@@ -123,6 +123,24 @@ def test_no_move_and_a_result_then_a_clock_annotation_in_a_comment() -> None:
     assert record.pgn_text(DATE) == python_chess_pgn(record)
 
 
+@pytest.mark.parametrize("script, fen, time_control", [
+    ("-d4 Cw ~1 T", "4k3/8/8/2p1p3/3B4/8/8/4K3 w - - 0 1", None),  # a capture square unseen
+    ("-e1 @0.01 -f2 @0.2 +e2 @0.05 +f3 Cw", "4k3/8/8/8/8/8/5P2/4K3 w - - 0 1", "300+2"),
+])
+def test_a_move_read_uncertain_keeps_its_readings_in_the_report_and_its_note_in_the_pgn(
+        script: str, fen: str, time_control: str | None) -> None:
+    from script import play
+
+    record = play(script, fen, time_control=time_control).record
+    (made,) = record.moves
+    assert made.uncertain  # (the scripts are read two ways alike)
+    (line,) = [json.loads(text) for text in record.report_lines() if '"move"' in text]
+    assert line["uncertain"] == [made.move.uci()] + [other.uci() for other in made.uncertain]
+    assert record._movetext(record.result.result if record.result else "*") is not None
+    pgn = record.pgn_text(DATE)
+    assert pgn == python_chess_pgn(record) and "uncertain:" in pgn
+
+
 # -- the reader's plain lines ---------------------------------------------------------------
 
 

@@ -141,9 +141,22 @@ def effects_of(text: str, options: dict) -> list[str]:
                                                     start.release_completes))
     out: list[str] = []
     for number, event in enumerate(log.events):
-        out += [f"{number} {effect!r}" for effect in referee.feed(event)]
-    out += [f"-1 {effect!r}" for effect in referee.finish()]
+        out += [f"{number} {shown(effect)}" for effect in referee.feed(event)]
+    out += [f"-1 {shown(effect)}" for effect in referee.finish()]
     return out
+
+
+def shown(effect: object) -> str:
+    """An effect's repr without the fields at their defaults: a field one side's effects
+    have and the other's do not (added since) is no difference while it is unused."""
+    import dataclasses
+
+    if not dataclasses.is_dataclass(effect):
+        return repr(effect)
+    fields = [f"{field.name}={getattr(effect, field.name)!r}"
+              for field in dataclasses.fields(effect)
+              if field.default is dataclasses.MISSING or getattr(effect, field.name) != field.default]
+    return f"{type(effect).__name__}({', '.join(fields)})"
 
 
 PGN_DATE = "2026.01.01"  # (the PGN's Date tag: the same text on both sides)

@@ -32,18 +32,19 @@ def decide(referee: Referee, order: ev.ArbiterResult, t: int) -> None:
     """The game ends with the arbiter's result; a result already given is replaced.
     `t`: the order's time in the core's microseconds."""
     because = f": {order.reason}" if order.reason else ""
-    current = referee.result
+    game = referee.game
+    current = game.result
     if current is None:
         referee.out.note(t, f"result {order.result} given by the arbiter{_who(order.by)}"
                             f"{because}")
-        referee._game_over(t, order.result, ADJUDICATION)
+        referee.completion.game_over(t, order.result, ADJUDICATION)
         return
     if current.result == order.result:
         return  # the result stands (said again, or confirmed): nothing changes
     referee.out.note(t, f"result corrected by the arbiter{_who(order.by)} from "
                         f"{current.result} to {order.result}{because}")
-    referee.result = GameOver(seconds(t), order.result, ADJUDICATION)
-    referee.out.add(referee.result)
+    game.result = GameOver(seconds(t), order.result, ADJUDICATION)
+    referee.out.add(game.result)
     referee.out.dirty = True
 
 

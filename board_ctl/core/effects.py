@@ -80,6 +80,9 @@ class MoveMade:
     san: str
     clock: float | None = None  # the mover's time left after the move ([%clk]); None untimed
     elapsed: float | None = None  # the time the move took ([%emt])
+    # The other readings of what the sensors saw, as likely as this one: the record is
+    # flagged (the report's "uncertain", a PGN comment) and the LEDs ask.
+    uncertain: tuple[chess.Move, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,13 +27,20 @@ from typing import Final, NamedTuple
 import chess
 
 from board_ctl.core.position import Position
-from board_ctl.core.shapes import Shape, shape_of
+from board_ctl.core.shapes import Shape, shape_of, transit
 from board_ctl.core.squares import named_tuple, squares, subsets
 from board_ctl.core.timebase import FOREVER, NEVER, us
 from board_ctl.core.turn import Match, Turn
 
 RELEASED_AFTER = 1.0  # s a legal placement must stand to count as released (FIDE 4.7)
 RELEASED_AFTER_US = us(RELEASED_AFTER)
+# A piece pushed along the surface closes each square it crosses for 100-400 ms (500 at
+# the slowest); a piece put down on a square and left stands there longer.
+CROSSING_HELD = 0.6  # s
+# It enters each square as the one behind it opens, or up to 30 ms before; the switches'
+# ranges leave a gap of tens of ms at most between them.
+SLIDE_GAP = 0.08  # s
+CROSSING_HELD_US, SLIDE_GAP_US = us(CROSSING_HELD), us(SLIDE_GAP)
 
 
 class Illegal:
@@ -123,8 +130,56 @@ def capture_evidence(turn: Turn, origin: chess.Square, before: int = FOREVER
                 landed.append((first[0], square))
         elif not seen[-1][1]:
             taken.append((-seen[-1][0], square))
+    if not landed and not taken and lifted != NEVER:
+        landed = pushed_off(turn, origin, lifted, before)
     return ([sq for _, sq in sorted(landed)] if landed else [],
             [sq for _, sq in sorted(taken)] if taken else [])
+
+
+def pushed_off(turn: Turn, origin: chess.Square, lifted: int, before: int = FOREVER
+               ) -> list[tuple[int, chess.Square]]:
+    """Victims the piece lifted from `origin` (at `lifted`) pushed off their square as it
+    took it, seen nowhere on it: (when, victim) for each enemy piece it attacks that has
+    an empty neighbouring square ahead of its travel, on which a piece came down after
+    the lift and was taken off again: the victim knocked onto it, then removed."""
+    board = turn.position.board
+    targets = board.attacks_mask(origin) & board.occupied_co[not board.turn] & ~turn.displaced
+    if not targets:
+        return []
+    empty, found = ~turn.position.occupied, []
+    for square, seen in turn.events_on.items():
+        bit = chess.BB_SQUARES[square]
+        if not empty & bit:
+            continue
+        came = next((when for when, placed_ in seen if placed_ and lifted < when < before),
+                    None)
+        if came is None or _left_standing(seen, before):
+            continue  # (a victim pushed off is taken off the board: a piece left there is not)
+        for victim in chess.scan_forward(chess.BB_KING_ATTACKS[square] & targets):
+            if ahead(origin, victim, square):
+                found.append((came, victim))
+    return found
+
+
+def _left_standing(seen: list[tuple[int, bool]], before: int) -> bool:
+    """Whether the square's last change before `before` put a piece down (a bounce's
+    lift in between is no piece taken off)."""
+    last = True
+    for when, placed_ in seen:
+        if when >= before:
+            break
+        last = placed_
+    return last
+
+
+def ahead(origin: chess.Square, victim: chess.Square, square: chess.Square) -> bool:
+    """Whether `square`, beside `victim`, lies ahead of a piece travelling from `origin`
+    onto it: a push carries the victim on, never sideways or back (a square beside the
+    victim and not ahead is one a slid piece may cross on its way elsewhere)."""
+    df = chess.square_file(victim) - chess.square_file(origin)
+    dr = chess.square_rank(victim) - chess.square_rank(origin)
+    return ((chess.square_file(square) - chess.square_file(victim)) * df
+            + (chess.square_rank(square) - chess.square_rank(victim)) * dr) > 0
 
 
 def choose(turn: Turn, shapes: list[Shape], before: int = FOREVER,
@@ -137,14 +192,64 @@ def choose(turn: Turn, shapes: list[Shape], before: int = FOREVER,
     candidates = distinct(shapes)
     if candidates[0].captured is None or candidates[0].filled:
         return candidates[0] if len(candidates) == 1 else None
-    landed, taken = capture_evidence(turn, candidates[0].move.from_square, before)
+    origin = candidates[0].move.from_square
+    landed, taken = capture_evidence(turn, origin, before)
     for square in landed + taken:
         for shape in candidates:
             if shape.captured == square:
                 return shape
-        if pressing:
-            return ILLEGAL
+        if pressing and not knocked_by_hand(turn, origin) & chess.BB_SQUARES[square]:
+            return ILLEGAL  # (a piece knocked over and put back is no capture there)
     return candidates[0] if len(candidates) == 1 else None
+
+
+# A knocked piece falls or slides onto a neighbouring square in a fraction of a second
+# (a piece carried by hand is in the air 0.2-1.5 s); one knocked off the board is fetched
+# from the table and put back seconds later (one lifted by hand and put back, a touch,
+# is away 0.2-1.5 s).
+KNOCK_FLIGHT = 0.6  # s
+KNOCK_OFF = 1.5  # s
+KNOCK_FLIGHT_US, KNOCK_OFF_US = us(KNOCK_FLIGHT), us(KNOCK_OFF)
+OVERLAP_US = us(0.05)  # (a piece between two squares closes both, up to 20 ms)
+
+
+def knocked_by_hand(turn: Turn, origin: chess.Square, arrival: int = FOREVER,
+                    own_move: chess.Bitboard = 0) -> chess.Bitboard:
+    """The pieces of the position the hand moving the piece from `origin` knocked over:
+    lifted while that piece was in hand (after its lift, up to KNOCK_FLIGHT after it
+    came down at `arrival`), then come down on an empty neighbouring square within
+    KNOCK_FLIGHT, or away from the board KNOCK_OFF at least (or still away). An accident,
+    no touch (4.2.2). `own_move`: the move's own squares, never knocked."""
+    events = turn.events_on
+    base = turn.position.occupied
+    start = FOREVER
+    for when, placed_ in events.get(origin, ()):
+        if not placed_:
+            start = when
+            break
+    if start == FOREVER:
+        return 0
+    last = arrival + KNOCK_FLIGHT_US if arrival != FOREVER else FOREVER
+    bb = chess.BB_SQUARES
+    found = 0
+    for square, seen in events.items():
+        bit = bb[square]
+        if not base & bit or own_move & bit or square == origin:
+            continue
+        left = next((when for when, placed_ in seen if not placed_), FOREVER)
+        if not start < left <= last:
+            continue
+        back = next((when for when, placed_ in seen if placed_ and when > left), FOREVER)
+        if back - left >= KNOCK_OFF_US:
+            found |= bit  # knocked off the board (or still away)
+            continue
+        for neighbour in chess.scan_forward(chess.BB_KING_ATTACKS[square] & ~base):
+            came = next((when for when, placed_ in events.get(neighbour, ()) if placed_
+                         and when >= left - OVERLAP_US), FOREVER)
+            if came - left <= KNOCK_FLIGHT_US:
+                found |= bit  # knocked onto a neighbouring square
+                break
+    return found
 
 
 def landings(turn: Turn, match: Match) -> list[Shape]:
@@ -230,16 +335,71 @@ def likeliest(turn: Turn) -> Iterator[Match]:
         return found
 
     released, standing = turn.released, turn.match
-    # A placement that stood (released) outweighs one that flashed by in a slide.
+    # A placement that stood (released) outweighs one that flashed by in a slide; a
+    # square a slid piece only crossed on the way of another move seen comes last.
     for m in reversed(seen):
         if (m in released or m is standing) and shown(m):
             yield m
+    crossings = []
     for m in reversed(seen):
         if not (m in released or m is standing) and shown(m):
-            yield m
+            if crossed(turn, seen, m):
+                crossings.append(m)
+            else:
+                yield m
+    # A move nobody saw land whose destination saw no change at all (a capture's victim
+    # never lifted) rests on nothing the sensors saw: a placement that stood, even on a
+    # square it may have crossed, outweighs it (the opponent taking the piece there).
+    unsensed = []
     for m in reversed(seen):
         if not shown(m):
-            yield m
+            if crossings and not _victim_sensed(turn, m):
+                unsensed.append(m)
+            else:
+                yield m
+    yield from crossings
+    yield from unsensed
+
+
+def _victim_sensed(turn: Turn, match: Match) -> bool:
+    """Whether a square a capture of `match` would take on saw any event this turn."""
+    events = turn.events_on
+    return any(shape.captured is not None
+               and (events.get(shape.captured) or events.get(shape.move.to_square))
+               for shape in match.shapes)
+
+
+def crossed(turn: Turn, seen: list[Match], match: Match, slid: bool = False) -> bool:
+    """Whether a placement seen is a square its piece crossed on the way of another move
+    seen after it from the same square: a slow push holds each square it crosses past
+    the debounce, for less than CROSSING_HELD. `slid`: and it entered the square as the
+    one behind it opened (within SLIDE_GAP; a hand putting a piece down takes longer).
+    Then it is no move of its own."""
+    if not match.placed or match.left_at is None or match.left_at - match.since > CROSSING_HELD_US:
+        return False
+    move = match.shapes[0].move
+    square = chess.BB_SQUARES[move.to_square]
+    for other in seen:
+        if (other is not match and other.since > match.since
+                and other.shapes[0].move.from_square == move.from_square):
+            for shape in other.shapes:
+                way = transit(shape)
+                if way & square:
+                    if not slid:
+                        return True
+                    behind = ((way | chess.BB_SQUARES[move.from_square]) & ~square
+                              & chess.BB_KING_ATTACKS[move.to_square])
+                    return _slid_from(turn, behind, match.since)
+    return False
+
+
+def _slid_from(turn: Turn, behind: chess.Bitboard, entered: int) -> bool:
+    """Whether a square behind opened within SLIDE_GAP of the piece entering the next."""
+    for square in chess.scan_forward(behind):
+        for when, placed_ in turn.events_on.get(square, ()):
+            if not placed_ and abs(when - entered) <= SLIDE_GAP_US:
+                return True
+    return False
 
 
 def answers(turn: Turn, line: Shape, occupied: chess.Bitboard) -> bool:
@@ -257,7 +417,7 @@ def answers(turn: Turn, line: Shape, occupied: chess.Bitboard) -> bool:
         if not emptied & ~his:
             return True
     reply = turn.replies_to(line)
-    return bool(reply.full(occupied)) or reply.partial(occupied)
+    return bool(reply.full(occupied)) or reply.partial(occupied) or reply.crossing(occupied)
 
 
 REPLY, HAND, NOT_YET = "reply", "hand", "not yet"
@@ -342,8 +502,13 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
     answering a capture nobody saw land, or the capture's square is still undecided:
     `turn.ambiguous`); False when no reply is seen."""
     waiting = False
+    leaving = ctx.leaving
     for match in likeliest(turn):
         fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied)]
+        if leaving and fitting:
+            # A lift still settling: a slid piece may have closed the next square before
+            # leaving its own. Read the reply seen with that square empty, as it is.
+            fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied & ~leaving)]
         if fitting and not match.placed and not placed(turn, match) and not ctx.pressing:
             # A piece in hand that no one saw land may still be on its way. With a clock,
             # its press says when it landed; failing that, a reply that puts a piece down
@@ -496,10 +661,13 @@ def reply_to_the_move_standing(turn: Turn, ctx: Context) -> Reading | None:
 
 def answering(turn: Turn, ctx: Context) -> bool:
     """An opponent's piece already leaving: what just landed may be his, a slid piece
-    closing the next square's switch before its own opens."""
+    closing the next square's switch before its own opens (a neighbouring square: a piece
+    far away leaving is his reply begun, and what landed is the mover's)."""
     board = turn.position.board
-    return bool(ctx.leaving & board.occupied_co[not board.turn]
-                and any(placed(turn, m) for m in turn.seen))
+    leaving = ctx.leaving & board.occupied_co[not board.turn]
+    if leaving and ctx.changing is not None:
+        leaving &= chess.BB_KING_ATTACKS[ctx.changing]
+    return bool(leaving and any(placed(turn, m) for m in turn.seen))
 
 
 def still_standing(turn: Turn, match: Match) -> bool:
@@ -636,23 +804,86 @@ def reference_occupancy(turn: Turn) -> chess.Bitboard:
 # ---------------------------------------------------------------------- at a press
 
 
-def landed_then_taken(turn: Turn, occupied: chess.Bitboard, pressed: int
-                      ) -> tuple[list[Shape], int] | None:
+def landed_then_taken(turn: Turn, occupied: chess.Bitboard, pressed: int,
+                      before_only: bool = False) -> tuple[list[Shape], int] | None:
     """The move made if a piece that landed before the press, and was lifted just after
-    it (too soon to settle), did land: the opponent taking it at once; and when he
-    lifted it. (Not a slide's blip: then the piece lands further on, and the move is
-    matched there.)"""
+    it, or just before it (`before_only`: only so), too soon to settle, did land: the
+    opponent taking it at once; and when he lifted it. (Not a slide's blip: then the
+    piece lands further on, and the move is matched there.)"""
     position = turn.position
+    latest: tuple[list[Shape], int] | None = None
     for square, seen in turn.events_on.items():
         bit = chess.BB_SQUARES[square]
         if occupied & bit:
             continue
-        lifts = [when for when, placed_ in seen if not placed_ and when > pressed]
+        lifts = [] if before_only else [when for when, placed_ in seen
+                                        if not placed_ and when > pressed]
         if lifts and any(placed_ and when <= pressed for when, placed_ in seen):
             full = position.full(occupied | bit)
             if full:
                 return full, lifts[0]
-    return None
+        touchdown = _taken_before_the_press(seen, pressed)
+        if (touchdown is not None and (latest is None or touchdown > latest[1])
+                and not moved_on(turn, square, touchdown)):
+            full = [shape for shape in position.full(occupied | bit)
+                    if takeable(position.board, shape)]
+            if full:  # (the last piece put down is the one taken: those before it went on)
+                latest = full, touchdown
+    return latest
+
+
+def takeable(board: chess.Board, shape: Shape) -> bool:
+    """Whether the opponent can take the piece `shape` put down (on its square, or en
+    passant): a piece just put down is lifted by the opponent before the press only to
+    take it."""
+    after = board.copy(stack=False)
+    after.push(shape.move)
+    return bool(after.attackers_mask(after.turn, shape.move.to_square)
+                or after.ep_square is not None and after.has_legal_en_passant())
+
+
+def moved_on(turn: Turn, square: chess.Square, left: int) -> bool:
+    """Whether the piece that left `square` at `left` went on along the surface: a
+    neighbouring square closed within SLIDE_GAP of its leaving (a slide's next square),
+    not a piece lifted off the board."""
+    for neighbour in chess.scan_forward(chess.BB_KING_ATTACKS[square]):
+        for when, placed_ in turn.events_on.get(neighbour, ()):
+            if placed_ and abs(when - left) <= SLIDE_GAP_US:
+                return True
+    return False
+
+
+# In blitz the opponent lifts the piece he takes up to 0.1 s before the press, as soon as
+# 80 ms after it was put down: too soon to settle. A touchdown lasts longer than a bounce.
+# A hand reaches for a piece the other has just let go of 80 ms later at the soonest (a
+# reaction); a slid piece's blip on a square it crosses is shorter (15-85 ms).
+TOUCHDOWN = 0.08  # s: the shortest stand of a piece put down and then taken
+EARLY_LIFT = 0.3  # s: the earliest before the press the opponent's hand takes it
+BOUNCE = 0.01  # s: a reed switch's contacts bounce for a few ms after a change
+TOUCHDOWN_US, EARLY_LIFT_US, BOUNCE_US = us(TOUCHDOWN), us(EARLY_LIFT), us(BOUNCE)
+
+
+def _taken_before_the_press(seen: list[tuple[int, bool]], pressed: int) -> int | None:
+    """When a piece put down on this square (the square's last placement) was lifted
+    again shortly before the press, too soon to settle: the opponent taking it. None if
+    the square's events end otherwise. (Toggles within BOUNCE of each other are one
+    change: the contact's bounce.)"""
+    if len(seen) < 2 or seen[-1][1]:
+        return None
+    changes: list[tuple[int, bool]] = []  # (first toggle of a burst, its final state)
+    last = NEVER
+    for when, placed_ in seen:
+        if changes and when - last <= BOUNCE_US:
+            changes[-1] = (changes[-1][0], placed_)
+        else:
+            changes.append((when, placed_))
+        last = when
+    if len(changes) < 2 or not changes[-2][1]:
+        return None
+    (put, _), (lifted, _) = changes[-2], changes[-1]
+    if lifted - put < TOUCHDOWN_US or not pressed - EARLY_LIFT_US <= lifted <= pressed:
+        return None
+    return lifted
 
 
 def one_flip(turn: Turn, occupied: chess.Bitboard) -> tuple[chess.Square, list[Shape]] | None:

@@ -133,8 +133,18 @@ class Position:
                     for m in self._moves_of(sq) if filled & chess.BB_SQUARES[m.to_square]]
         return ()
 
+    def crossing(self, occupied: chess.Bitboard) -> bool:
+        """Whether a legal move is on its way to this occupancy with its piece pushed
+        along the surface, crossing a square of its way (`Shape.crossing`)."""
+        emptied, filled = self.occupied & ~occupied, occupied & ~self.occupied
+        lifted = emptied & self.board.occupied_co[self.board.turn]
+        if not filled or not lifted or filled.bit_count() > 3:
+            return False  # (nothing put down, or nothing of his lifted)
+        return any(shape.crossing(emptied, filled) for shape in self.moves_from(lifted))
+
     def partial(self, occupied: chess.Bitboard) -> bool:
-        """Whether a legal move is on its way to this occupancy."""
+        """Whether a legal move is on its way to this occupancy: any subset of its lifts
+        and placements, in any order."""
         emptied, filled = self.occupied & ~occupied, occupied & ~self.occupied
         board = self.board
         own = board.occupied_co[board.turn]

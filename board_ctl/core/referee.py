@@ -1,14 +1,21 @@
 """The referee: raw board events in; moves, alerts, LED frames and the result out.
 
-The orchestrator. Each event goes through debounce and sensor health (`debounce.py`,
-`sensorhealth.py`), then inference (`inference.py`: what the settled board shows, read
-against the turn's record, `turn.py`), then the rules (`rules/`: touch-move, the
-completed move, illegal moves, displaced pieces, draws, game ends) and the clock
-(`gameclock.py`). The referee owns the game state (`state.py`: the python-chess board,
-the turn, the result), fires the timers in time order (`timers.py`) and collects the
-effects (`outbox.py`). Its work is in three parts, one class each: this file (events,
-timers, what the rules ask, effects), `sensing.py` (reading the board) and
-`completion.py` (completing moves at a press). `README.md` maps each law to its file.
+The orchestrator. It holds its parts and the game state they share (`state.py`: the
+python-chess board, the turn, the result, the outbox, the press, the clock, the rules):
+
+- `sensing.py` reads the board: each raw event through debounce and sensor health
+  (`debounce.py`, `sensorhealth.py`) into the settled occupancy, then through the reading
+  of the turn;
+- `reading.py` explains a turn: what the settled board and the raw events show (a move
+  waiting, on its way, answered by the opponent; at a press, the move made, legal or not,
+  and the pieces displaced);
+- `completion.py` completes moves (the press judged, the move committed, the clock
+  switched) and applies what the rules (`rules/`) find;
+- `remoteplay.py` plays a remote side (a computer, an online opponent).
+
+The referee itself takes the events, fires the timers in time order (`timers.py`) and
+sends the effects with their LED frames (`outbox.py`). `README.md` maps each law to its
+file.
 
 Time inside is whole microseconds (`timebase.py`); events and effects carry seconds.
 """
@@ -22,14 +29,19 @@ from board_ctl.core import events as ev
 from board_ctl.core import inference as infer
 from board_ctl.core.clock import ChessClock
 from board_ctl.core.completion import Completion
-from board_ctl.core.effects import Alert, Effect, GameOver, Penalty
+from board_ctl.core.debounce import DEFAULT_SETTLE
+from board_ctl.core.effects import Alert, Effect, GameOver
 from board_ctl.core.leds import LedView
 from board_ctl.core.presses import CLOCK_GRACE  # noqa: F401 (the service's figure)
+from board_ctl.core.profiles import PROFILES, Profile
+from board_ctl.core.reading import TurnReading
 from board_ctl.core.remoteplay import RemotePlay
-from board_ctl.core.rules import Action, AddTime, Clear, End, Finding, Record
+from board_ctl.core.rules.claims import Draws
 from board_ctl.core.rules.endings import GAME_END_HOLD_US
 from board_ctl.core.sensing import Sensing
+from board_ctl.core.state import GameState
 from board_ctl.core.timebase import MAX_SECONDS, US_PER_S, seconds, to_us
+from board_ctl.core.timecontrol import TimeControl
 from board_ctl.core.turn import Match
 from board_ctl.core.timers import MAX_FIRINGS, Timer, TimerStall, fire_due  # noqa: F401
 
@@ -37,7 +49,7 @@ from board_ctl.core.timers import MAX_FIRINGS, Timer, TimerStall, fire_due  # no
 _LIFTED, _PLACED = ev.Lifted, ev.Placed  # (looked up for every event)
 
 
-class Referee(Sensing, Completion, RemotePlay):
+class Referee:
     """Feed it events with `feed`; it returns the effects they cause. Pure and synchronous.
 
     `Referee(fen, profile, settle, time_control, debug, remote, release_completes,
@@ -49,6 +61,27 @@ class Referee(Sensing, Completion, RemotePlay):
     `default_time`: seconds by which the side to move at the start must have come.
     """
 
+    def __init__(self, fen: str = chess.STARTING_FEN, profile: Profile = PROFILES["fide"],
+                 settle: float = DEFAULT_SETTLE, time_control: TimeControl | None = None,
+                 debug: bool = False, remote: chess.Color | None = None,
+                 release_completes: bool = False, default_time: float | None = None) -> None:
+        game = self.game = GameState(fen, profile, settle, time_control, debug, remote,
+                                     release_completes, default_time)
+        self.reading = TurnReading()
+        self.sensing = Sensing(game, self.reading)
+        self.completion = Completion(game, self.reading, self.sensing)
+        self.remote_play = RemotePlay(game, self.sensing, self.completion)
+        self.sensing.wire(self.completion, self.remote_play)
+        # (the shared objects it uses, never replaced)
+        self.board, self.out, self.press, self.debouncer = (game.board, game.out, game.press,
+                                                            game.debouncer)
+        self.game_clock, self.displaced, self.remote = (game.game_clock, game.displaced,
+                                                        game.remote)
+        self.illegal, self.endings, self.draws = game.illegal, game.endings, game.draws
+        self.lateness = game.lateness
+        self.remote_on, self.debug = game.remote_on, game.debug
+        self.firings = 0  # timers fired so far (the property tests bound it per event)
+
     # ------------------------------------------------------------------ public API
 
     def feed(self, event: ev.Event) -> list[Effect]:
@@ -58,20 +91,21 @@ class Referee(Sensing, Completion, RemotePlay):
         # (to_us, its common case inline: a float of seconds in range, NaN not)
         t = (round(seconds_ * US_PER_S) if type(seconds_) is float
              and abs(seconds_) <= MAX_SECONDS else to_us(seconds_))
-        if t < self._now:
-            t = self._now  # (time never runs back inside the core)
+        game = self.game
+        if t < game.now:
+            t = game.now  # (time never runs back inside the core)
         out = self.out
         if out.dirty:  # (only before the first feed: the opening frame at t = 0)
             self._frame()
         deadline = self.debouncer.deadline
         if deadline is not None and deadline <= t or not self._only_debounce_armed(t):
             self._advance(t)
-        elif t > self._now:  # (nothing due: _advance's common case, without the call)
-            self._now = t
+        elif t > game.now:  # (nothing due: _advance's common case, without the call)
+            game.now = t
         kind = type(event)
-        if self.result is None:
+        if game.result is None:
             if kind is _LIFTED or kind is _PLACED:  # nine events in ten
-                self._sensor(t, event.square, kind is _PLACED)  # type: ignore[union-attr]
+                self.sensing.sensor(t, event.square, kind is _PLACED)  # type: ignore[union-attr]
             else:
                 self._handle(event, t)
         elif kind in ev.ARBITER_EVENTS:  # a result corrected
@@ -83,21 +117,24 @@ class Referee(Sensing, Completion, RemotePlay):
 
     def finish(self, t: float | None = None) -> list[Effect]:
         """The log ended (or the service stops): a move left on the board is complete."""
-        end = self._now if t is None else max(to_us(t), self._now)
+        end = self.game.now if t is None else max(to_us(t), self.game.now)
         self._advance(end)
         self._run_out_own_timers()
         for change in self.debouncer.flush():
-            self._settled(change)
-        if self.result is None and self.press.decision is not None:
-            self._decide_press(end)
-        if self.result is None:
-            turn = self.turn
+            self.sensing.settled(change)
+        if self.game.result is None and self.press.decision is not None:
+            self.completion.decide_press(end)
+        if self.game.result is None:
+            turn = self.game.turn
             if turn.ambiguous is not None:
-                self._commit(turn.ambiguous.shapes, end, guess=True)
+                self.completion.commit(turn.ambiguous.shapes, end, guess=True)
             elif turn.match is not None and self._made_by_end(turn.match):
-                self._complete_match(end, guess=True)
+                self.completion.complete_match(end, guess=True)
             elif (released := self._released_at_end()) is not None:
-                self._commit(released.shapes, released.since, guess=True)
+                self.completion.commit(released.shapes, released.since, guess=True)
+        if self.game.turn.asking:  # (nobody left to ask: the record says it)
+            self.game.turn.asking = ()
+            self.out.dirty = True
         return self._drain()
 
     def _released_at_end(self) -> Match | None:
@@ -106,12 +143,12 @@ class Referee(Sensing, Completion, RemotePlay):
         capture, or its mover holding it again (the board may then look like a capture
         in hand). It was made; without a clock nothing else completes it. Not when a piece
         stands where the move left none (put back on its square: no move)."""
-        turn = self.turn
+        turn = self.game.turn
         if not turn.released:
             return None
         released = turn.released[-1]
         after = released.shapes[0].after(turn.position.occupied)
-        occupied = self.occupied
+        occupied = self.game.occupied
         if occupied & ~after or occupied == turn.position.occupied:
             return None
         return released
@@ -122,12 +159,22 @@ class Referee(Sensing, Completion, RemotePlay):
         only a piece seen arriving makes it, or a capture that ends the game: a push-off
         capture (the victim swept off as the piece lands: no event on its square) is
         the last move of a game won by it, and no press or reply completes it."""
-        return infer.placed(self.turn, match) or self._ends_game(match.shapes)
+        return infer.placed(self.game.turn, match) or self.completion.ends_game(match.shapes)
+
+    @property
+    def result(self) -> GameOver | None:
+        """How the game ended (None while it goes on)."""
+        return self.game.result
+
+    @property
+    def occupied(self) -> chess.Bitboard:
+        """The settled readings (faulty sensors read as the game needs)."""
+        return self.game.occupied
 
     @property
     def now(self) -> float:
         """The latest time the referee has seen, in seconds."""
-        return seconds(self._now)
+        return seconds(self.game.now)
 
     @property
     def side_to_move(self) -> chess.Color:
@@ -147,16 +194,17 @@ class Referee(Sensing, Completion, RemotePlay):
         return self.illegal.counts
 
     def led_view(self) -> LedView:
-        turn, remote = self.turn, self.remote
-        shown, promotion = remote.status(self.board, self.result is not None)
-        return LedView(board=self.board, occupied=self.occupied,
+        turn, remote = self.game.turn, self.remote
+        shown, promotion = remote.status(self.board, self.game.result is not None)
+        return LedView(board=self.board, occupied=self.game.occupied,
                        expected=turn.position.occupied, alerts=tuple(self.out.alerts.values()),
                        candidates=tuple(s.move.to_square for s in turn.ambiguous.shapes)
-                       if turn.ambiguous else (),
-                       must_move=turn.must_move, faulty=self.faulty, result=self.result,
+                       if turn.ambiguous else turn.asking,
+                       must_move=turn.must_move, faulty=self.game.faulty,
+                       result=self.game.result,
                        shown=remote.lights(self.board), remote=shown, promotion=promotion,
-                       restoring=self._remote_on and remote.busy(self.board)
-                       and self.occupied != turn.position.occupied)
+                       restoring=self.remote_on and remote.busy(self.board)
+                       and self.game.occupied != turn.position.occupied)
 
     # ------------------------------------------------------------------ timers
 
@@ -167,24 +215,27 @@ class Referee(Sensing, Completion, RemotePlay):
         deadline = self.debouncer.next_deadline()
         if deadline is not None:
             due.append((deadline, self._settle_due))
-        if self.result is None:
+        if self.game.result is None:
             decision = self.press.decision
             if decision is not None:
-                due.append((decision, self._decide_press))
+                due.append((decision, self.completion.decide_press))
             mismatch = self.displaced.deadline("position-mismatch" in self.out.alerts)
             if mismatch is not None:
-                due.append((mismatch, self._mismatch))
-            match = self.turn.match
+                due.append((mismatch, self.sensing.mismatch))
+            turn = self.game.turn
+            match = turn.match
             if match is not None and decision is None and match.ends_game is not False:
-                due.append((match.since + GAME_END_HOLD_US, self._end_by_placement))
+                due.append((match.since + GAME_END_HOLD_US, self.completion.end_by_placement))
+            if turn.crossing is not None:
+                due.append((turn.crossing, self.sensing.crossing_over))
             flag = self.game_clock.flag_deadline() if decision is None else None
             if flag is not None:  # (a press under judgement stopped the clock)
-                due.append((flag, self._flag))
+                due.append((flag, self.completion.flag))
             late = self.lateness.deadline
             if late is not None:
-                due.append((late, self._late))
-            if self._remote_on:
-                due += self._remote_due()
+                due.append((late, self.completion.late))
+            if self.remote_on:
+                due += self.remote_play.due()
         return due
 
     def _advance(self, t: int) -> None:
@@ -193,14 +244,14 @@ class Referee(Sensing, Completion, RemotePlay):
         while self._only_debounce_armed(t):  # the common case, made cheap
             deadline = debouncer.deadline
             if deadline is None or deadline > t:
-                if t > self._now:
-                    self._now = t
+                if t > self.game.now:
+                    self.game.now = t
                 return
             self.firings += 1
-            if deadline > self._now:  # (self._at)
-                self._now = deadline
+            if deadline > self.game.now:  # (self._at)
+                self.game.now = deadline
             for change in debouncer.advance(deadline):  # (and look again: it may arm
-                self._settled(change)  # another timer)
+                self.sensing.settled(change)  # another timer)
             out = self.out
             if out.dirty or out.effects:  # (else nothing new to frame: no call)
                 self._frame(deadline)
@@ -212,24 +263,27 @@ class Referee(Sensing, Completion, RemotePlay):
                 self.firings += fire_due(t, self._timers, self._at, self.debug,
                                          after=self._frame)
                 break
-        if t > self._now:
-            self._now = t
+        if t > self.game.now:
+            self.game.now = t
 
     def _only_debounce_armed(self, t: int) -> bool:
         """No timer but debounce's can be due by t."""
         if self.press.decision is not None or self.displaced.since is not None:
             return False
-        if self._remote_on and self._remote_due():
+        if self.remote_on and self.remote_play.due():
             return False
-        if self.result is not None:
+        if self.game.result is not None:
             return True
         late = self.lateness.deadline
         if late is not None and late <= t:
             return False
-        match = self.turn.match
+        turn = self.game.turn
+        if turn.crossing is not None and turn.crossing <= t:
+            return False  # (a square read as crossed, held past the crossing)
+        match = turn.match
         if (match is not None and match.ends_game is not False
                 and match.since + GAME_END_HOLD_US <= t):
-            if match.ends_game is not None or not self._goes_on(match):
+            if match.ends_game is not None or not self.completion.goes_on(match):
                 return False  # (a mating or drawing placement's hold is up)
             match.ends_game = False  # (the move surely leaves a game going on: no hold)
         if not self.game_clock.lever.timed:
@@ -238,7 +292,7 @@ class Referee(Sensing, Completion, RemotePlay):
         return flag is None or flag > t
 
     def _at(self, when: int) -> None:
-        self._now = max(self._now, when)
+        self.game.now = max(self.game.now, when)
 
     def _run_out_own_timers(self) -> None:
         """At the log's end, what the board does by itself within seconds, at the time it
@@ -247,12 +301,13 @@ class Referee(Sensing, Completion, RemotePlay):
         timers that wait on the players (a flag, a mismatch): how long the board was left
         after its last event, the log does not say."""
         def next_own() -> int | None:
-            due = [when for when, fire in self._timers()
-                   if fire in (self._settle_due, self._decide_press, self._end_by_placement)]
+            completion = self.completion
+            own = (self._settle_due, completion.decide_press, completion.end_by_placement)
+            due = [when for when, fire in self._timers() if fire in own]
             return min(due, default=None)
 
         when = next_own()
-        while when is not None and self.result is None:
+        while when is not None and self.game.result is None:
             self._advance(when)
             after = next_own()
             if after is not None and after <= when:
@@ -261,7 +316,7 @@ class Referee(Sensing, Completion, RemotePlay):
 
     def _settle_due(self, when: int) -> None:
         for change in self.debouncer.advance(when):
-            self._settled(change)
+            self.sensing.settled(change)
 
     # ------------------------------------------------------------------ events
 
@@ -270,43 +325,45 @@ class Referee(Sensing, Completion, RemotePlay):
         event's time in us (its own `t` is seconds)."""
         match event:
             case ev.ClockPressed(_, side, times):
-                self._press(t, side, times)
+                self.completion.pressed(t, side, times)
             case ev.PromotionChosen(_, piece):
-                self.turn.selections.append((t, piece))
-                match = self.turn.match
+                self.game.turn.selections.append((t, piece))
+                match = self.game.turn.match
                 if (self.press.decision is not None and match is not None and match.promoting
-                        and infer.placed(self.turn, match)):
-                    self._decide_press(t)  # the press waited for this choice
+                        and infer.placed(self.game.turn, match)):
+                    self.completion.decide_press(t)  # the press waited for this choice
             case ev.Snapshot(_, occupied):
-                self._snapshot(t, occupied)
+                self.sensing.snapshot(t, occupied)
                 self.game_clock.reconnected()
             case ev.Resigned(_, side):
-                self._complete_for(side, t, ending=True)
-                if self.result is None:
-                    self._game_over(t, self.endings.win_for(self.board, not side), "resignation")
+                self.completion.complete_for(side, t, ending=True)
+                if self.game.result is None:
+                    self.completion.game_over(t, self.endings.win_for(self.board, not side),
+                                              "resignation")
             case ev.DrawOffered(_, side):
-                self._complete_for(side, t)
-                with_move = side == self.board.turn and self.turn.match is not None
-                self._apply(t, self.draws.offered(side, t, with_move, self.board.turn))
+                self.completion.complete_for(side, t)
+                with_move = side == self.board.turn and self.game.turn.match is not None
+                self.completion.apply(t, self.draws.offered(side, t, with_move, self.board.turn))
             case ev.DrawAccepted(_, side):
                 if self.draws.can_accept(side):
-                    self._complete_for(side, t, ending=True)  # the offerer's move stands
+                    # (the offerer's move stands)
+                    self.completion.complete_for(side, t, ending=True)
                     refused = self.draws.agreement_refused(self.board)
                     if refused is not None:
                         self.out.note(t, refused)
                     else:
-                        self._complete_for(side, t)
-                        self._game_over(t, "1/2-1/2", "agreement")
+                        self.completion.complete_for(side, t)
+                        self.completion.game_over(t, "1/2-1/2", "agreement")
             case ev.DrawClaimed(_, side):
-                self._claim(t, side)
+                self.completion.claim(t, side)
             case ev.OpponentMoved(_, move):
-                self._opponent_moved(t, move)
+                self.remote_play.opponent_moved(t, move)
             case ev.HintAsked():
-                self._hint_asked()
+                self.remote_play.hint_asked()
             case ev.HintGiven(_, move):
-                self._hint_given(move)
+                self.remote_play.hint_given(move)
             case ev.TakebackAsked():
-                self._takeback(t)
+                self.remote_play.takeback(t)
             case ev.ArbiterResult():
                 arbiter.decide(self, event, t)
             case ev.ClocksSet():
@@ -316,48 +373,22 @@ class Referee(Sensing, Completion, RemotePlay):
 
     # ------------------------------------------------------------------ effects
 
-    def _apply(self, t: int, actions: list[Action]) -> None:
-        """Do what the rules ask, in order."""
-        for action in actions:
-            match action:
-                case Finding():
-                    self.out.raise_(t, action)
-                case Clear(code):
-                    self.out.clear(t, code)
-                case Record(text):
-                    self.out.note(t, text)
-                case AddTime(side, added, reason):  # applied to the clock (7.5.5, 9.5.3)
-                    self.game_clock.add_penalty(side, added, t)
-                    self.out.add(Penalty(seconds(t), side, added, reason))
-                    if added < 0 and self.game_clock.out_of_time(side, t):  # (10.13 (2))
-                        self._apply(t, self.endings.flag(self.board, side))
-                case End(result, termination):
-                    self._game_over(t, result, termination)
-
-    def _game_over(self, t: int, result: str, termination: str) -> None:
-        if self.turn.ambiguous is not None:  # a completed capture goes into the record
-            self._commit(self.turn.ambiguous.shapes, t, guess=True)
-            if self.result is not None:
-                return
-        self.result = GameOver(seconds(t), result, termination)
-        self.out.clear_all(t)
-        self.press.decision = None
-        self.out.add(self.result)
-
     def _frame(self, _when: int | None = None) -> None:
         """A LED frame at `now` if what the LEDs show changed since the last one."""
         out = self.out
         if not out.unframed:
             return  # nothing new since the last frame: the common case, made cheap
-        turn, board, result, remote_on = self.turn, self.board, self.result, self._remote_on
-        ambiguous, must_move, faulty = turn.ambiguous, turn.must_move, self.faulty
+        game, board, remote_on = self.game, self.board, self.remote_on
+        turn, result, faulty = game.turn, game.result, game.faulty
+        ambiguous, must_move, asking = turn.ambiguous, turn.must_move, turn.asking
         if (result is None and ambiguous is None and must_move is None and not faulty
-                and not remote_on and not out.alerts):
-            out.quiet_frame(self._now, board.turn)  # (what led_view lights: nothing)
+                and not remote_on and not out.alerts and not asking):
+            out.quiet_frame(game.now, board.turn)  # (what led_view lights: nothing)
             return
         state = (len(board.move_stack), result, ambiguous is not None and ambiguous.key,
-                 must_move, faulty, remote_on and self.remote.signature(board, self.occupied))
-        out.frame(self._now, state, (self.occupied, turn.position.occupied), self.led_view)
+                 must_move, faulty, remote_on and self.remote.signature(board, game.occupied),
+                 asking)
+        out.frame(game.now, state, (game.occupied, turn.position.occupied), self.led_view)
 
     def _drain(self) -> list[Effect]:
         if self.out.unframed:  # (the common case, nothing new, without a call)

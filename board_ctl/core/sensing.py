@@ -1,11 +1,17 @@
 """Reading the board: raw toggles through debounce and sensor health into the settled
-occupancy, and the settled occupancy through inference (`inference.py`) into the turn's
-record: a move waiting, on its way, answered by the opponent, or the board unexplained
-(after 1.5 s a position mismatch, `rules/displaced.py`). A full scan after a reconnection
-is reconciled here too.
+occupancy, and the settled occupancy through the reading of the turn (`reading.py`) into
+the turn's record: a move waiting, on its way, answered by the opponent, or the board
+unexplained (after 1.5 s a position mismatch, `rules/displaced.py`). A full scan after a
+reconnection is reconciled here too.
+
+A part of the referee: it holds the game state it shares with the other parts, the
+reading, and the parts it hands a move to (`completion.py`) or a remote side's board to
+(`remoteplay.py`).
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
 
 import chess
 
@@ -16,30 +22,49 @@ from board_ctl.core.rules import Finding
 from board_ctl.core.squares import named_tuple, squares
 from board_ctl.core.state import GameState
 
+if TYPE_CHECKING:
+    from board_ctl.core.completion import Completion
+    from board_ctl.core.reading import TurnReading
+    from board_ctl.core.remoteplay import RemotePlay
 
 
-class Sensing(GameState):
+class Sensing:
+    def __init__(self, game: GameState, reading: TurnReading) -> None:
+        self.game = game
+        self.reading = reading
+        # (the shared objects it uses, never replaced: kept, as they are asked of often)
+        self.out, self.press, self.debouncer = game.out, game.press, game.debouncer
+        self.health, self.displaced, self.illegal = game.health, game.displaced, game.illegal
+        self.remote, self.remote_on = game.remote, game.remote_on
+        self.completion: Completion
+        self.remote_play: RemotePlay
+
+    def wire(self, completion: Completion, remote_play: RemotePlay) -> None:
+        """The parts it hands to: a move to complete, a remote side's board."""
+        self.completion, self.remote_play = completion, remote_play
+
     # ------------------------------------------------------------------ reading the board
 
-    def _sensor(self, t: int, square: chess.Square, placed: bool) -> None:
+    def sensor(self, t: int, square: chess.Square, placed: bool) -> None:
+        game = self.game
         bit = chess.BB_SQUARES[square]
-        if self.faulty & bit:
+        if game.faulty & bit:
             return  # not believed: neither a touch nor evidence of a capture
         failing = self.health.toggled(t, square)
         if failing is not None:
-            self._sensor_fault(t, square, failing)
+            self.sensor_fault(t, square, failing)
             return
-        if self._remote_on and self._remote_raw(t, square, placed):
+        if self.remote_on and self.remote_play.raw(t, square, placed):
             return  # the board lags a remote side's move: nothing is judged
         press = self.press
         press.last_raw = t
         if not placed and press.decision is not None and press.waiting & bit:
             # The opponent lifts a piece that stood still through the press: his move has
             # begun, so the pressed move is judged as it stands, before this lift.
-            self._decide_press(t)
-            if self.result is not None:
+            self.completion.decide_press(t)
+            if game.result is not None:
                 return
-        turn = self.turn
+        turn = game.turn
         events = turn.events_on.get(square)
         if events is None:
             turn.events_on[square] = [(t, placed)]
@@ -47,217 +72,267 @@ class Sensing(GameState):
             events.append((t, placed))
         if turn.displaced:
             turn.displaced &= ~bit  # (handled in this turn: read as it is from now on)
+        if turn.asking:  # (the LEDs asked to check the last move: play has gone on)
+            turn.asking = ()
+            self.out.dirty = True
         if placed:
             # (a placement that undid a change settling: a lift that proved a blip)
-            if (self.debouncer.toggle(t, square, True) and self.result is None
+            if (self.debouncer.toggle(t, square, True) and game.result is None
                     and turn.match is None and turn.ambiguous is None):
-                self._explain(t)  # what settled meanwhile stands
-            if turn.waiting_reply and self.result is None:
-                self._explain(t)  # the reply's capture may just have been seen landing
+                self.explain(t)  # what settled meanwhile stands
+            if turn.waiting_reply and game.result is None:
+                self.explain(t)  # the reply's capture may just have been seen landing
             lifted_raw = turn.lifted_raw
             if square in lifted_raw:
                 if turn.ambiguous is not None:
-                    self._resolve_ambiguity_by_touch(square)
+                    self.completion.resolve_ambiguity_by_touch(square)
                 lifted_raw.discard(square)
         else:
             self.debouncer.toggle(t, square, False)
-            if turn.waiting_reply and self.result is None:
-                self._explain(t)  # the reply's capture may just have been seen landing
+            if turn.waiting_reply and game.result is None:
+                self.explain(t)  # the reply's capture may just have been seen landing
             turn.lifted_raw.add(square)
 
-    def _settled(self, change: SettledChange) -> None:
-        if self.result is not None:
+    def settled(self, change: SettledChange) -> None:
+        game = self.game
+        if game.result is not None:
             return
         t, square, occupied = change
         bit = chess.BB_SQUARES[square]
-        sensed = self.sensed = self.sensed | bit if occupied else self.sensed & ~bit
-        if self.faulty & bit:
+        sensed = game.sensed = game.sensed | bit if occupied else game.sensed & ~bit
+        if game.faulty & bit:
             return  # (a change pending when the sensor was found faulty: not believed)
         failing = self.health.settled(t, square)
         if failing is not None:
-            self._sensor_fault(t, square, failing)
-            self._explain(t)
+            self.sensor_fault(t, square, failing)
+            self.explain(t)
             return
-        self.occupied = self._read() if self.faulty else sensed
-        remote_on, out = self._remote_on, self.out
+        game.occupied = self.read() if game.faulty else sensed
+        remote_on, out = self.remote_on, self.out
         if remote_on or out.alerts and out.restoring:
             # (a frame is a function of the game state, the alerts and, only while the
             # board is being restored or a remote side's move made, of the occupancy)
             out.dirty = True
-        if remote_on and self._remote_settled(t):
+        if remote_on and self.remote_play.settled(t):
             return
-        turn = self.turn
+        turn = game.turn
         if not occupied and turn.position.occupied & bit:
             turn.touch(t, square)
-        self._changing = square
+        game.changing = square
         try:
-            self._explain(t)
+            self.explain(t)
         finally:
-            self._changing = None
+            game.changing = None
         if remote_on:
-            self._remote_observe(t)  # (without a clock, a released move completes)
+            self.remote_play.observe(t)  # (without a clock, a released move completes)
         if self.press.decision is not None:
-            turn = self.turn
+            turn = game.turn
             match = turn.match
-            if (self.result is None and match is not None and turn.ambiguous is None
+            if (game.result is None and match is not None and turn.ambiguous is None
                     and infer.placed(turn, match)
                     and not match.promoting):  # (a promotion's selector may yet come)
-                self._complete_match(t)  # the press waited for this: the piece has landed
+                self.completion.complete_match(t)  # the press waited for this: the piece landed
 
-    def _snapshot(self, t: int, occupied: chess.Bitboard) -> None:
+    def snapshot(self, t: int, occupied: chess.Bitboard) -> None:
         """A full scan, after a reconnection: the board as it is, all at once, no touches."""
+        game = self.game
         if not self.debouncer.reset(occupied):
             return
-        self.sensed = occupied
-        self.occupied = self._read()
+        game.sensed = occupied
+        game.occupied = self.read()
         self.out.dirty = True
-        if self._remote_on:
-            self._remote_scanned(t)
-            if self._remote_settled(t):
+        if self.remote_on:
+            self.remote_play.scanned(t)
+            if self.remote_play.settled(t):
                 return
-        position, turn = self.turn.position, self.turn
+        position, turn = game.turn.position, game.turn
         # (a move seen only as a lift is no explanation: a capture's bare lift looks like it)
-        if not (self.occupied == position.occupied or position.full(self.occupied)
-                or position.partial(self.occupied) or turn.ambiguous
+        if not (game.occupied == position.occupied or position.full(game.occupied)
+                or position.partial(game.occupied) or turn.ambiguous
                 or any(infer.placed(turn, m) for m in turn.seen)):
             # (against a remote side only the person's own move: the other is its to choose)
-            unseen = infer.moves_unseen(turn, self.occupied, pairs=self.remote.side is None)
+            unseen = infer.moves_unseen(turn, game.occupied, pairs=self.remote.side is None)
             for shape in unseen or ():  # the one fit, taken with a note in the record
-                self.out.note(t, f"{self.board.san(shape.move)} was made while the board "
+                self.out.note(t, f"{game.board.san(shape.move)} was made while the board "
                                  "was not connected: taken from its scan")
-                self._push(infer.with_promotion(self.turn, shape, [shape]), t)
+                self.completion.push(infer.with_promotion(game.turn, shape, [shape]), t)
             if unseen:
-                self._from_scan = True  # a guess from occupancy alone: no penalty rests on it
-        self._explain(t)
-        if self._remote_on:
-            self._remote_observe(t)  # (without a clock, a move standing there completes)
+                game.from_scan = True  # a guess from occupancy alone: no penalty rests on it
+        self.explain(t)
+        if self.remote_on:
+            self.remote_play.observe(t)  # (without a clock, a move standing there completes)
         # Events were lost: until the board shows the game again, nothing seen since the
         # scan is proof of a player's irregularity.
-        position = self.turn.position
-        self._after_outage = not (self.occupied == position.occupied
-                                  or position.full(self.occupied))
+        position = game.turn.position
+        game.after_outage = not (game.occupied == position.occupied
+                                 or position.full(game.occupied))
 
-    def _sensor_fault(self, t: int, square: chess.Square, why: str) -> None:
+    def sensor_fault(self, t: int, square: chess.Square, why: str) -> None:
         """A sensor not to be believed any more; the game goes on without it."""
-        self.faulty |= chess.BB_SQUARES[square]
+        game = self.game
+        game.faulty |= chess.BB_SQUARES[square]
         self.health.forget(square)
-        self.turn.forget(square)
+        game.turn.forget(square)
         self.out.raise_(t, Finding(
-            "suspect-sensor", None, squares(self.faulty), f"the sensor of "
+            "suspect-sensor", None, squares(game.faulty), f"the sensor of "
             f"{chess.square_name(square)} {why}: it is ignored from now on; check its reed "
             "switch after the game"))
-        self.occupied = self._read()
+        game.occupied = self.read()
         self.out.dirty = True
 
-    def _read(self, deciding: bool = False) -> chess.Bitboard:
-        return infer.read_faulty(self.turn, self.sensed, self.faulty, deciding)
+    def read(self, deciding: bool = False) -> chess.Bitboard:
+        game = self.game
+        return infer.read_faulty(game.turn, game.sensed, game.faulty, deciding)
 
-    def _context(self, t: int) -> Context:
-        debouncer, occupied, displaced = self.debouncer, self.occupied, self.turn.displaced
+    def context(self, t: int) -> Context:
+        game = self.game
+        debouncer, occupied, displaced = self.debouncer, game.occupied, game.turn.displaced
         if displaced:  # (pieces displaced before the turn, untouched: not a move of it)
-            occupied = (occupied & ~displaced) | (self.turn.position.occupied & displaced)
-        return named_tuple(Context, (t, occupied, debouncer.settle, self._clock_in_use,
+            occupied = (occupied & ~displaced) | (game.turn.position.occupied & displaced)
+        return named_tuple(Context, (t, occupied, debouncer.settle, game.clock_in_use,
                                      self.press.at is not None,
-                                     debouncer.settled & ~debouncer.raw, self._changing))
+                                     debouncer.settled & ~debouncer.raw, game.changing))
 
-    def _explain(self, t: int) -> None:
-        if self._remote_on and self.remote.busy(self.board):
-            self._remote_wait(t)  # a remote side's turn, or its move being made: not judged
+    def explain(self, t: int) -> None:
+        game = self.game
+        if self.remote_on and self.remote.busy(game.board):
+            self.remote_play.wait(t)  # a remote side's turn, or its move being made: not judged
             return
-        turn = self.turn
+        turn = game.turn
+        turn.crossing = None  # (read anew)
         was_ambiguous = turn.ambiguous
-        explained, agrees, answer, then_explained = infer.explain(turn, self._context(t))
+        explained, agrees, answer, then_explained = self.reading.explain(turn, self.context(t))
         if turn.ambiguous is not was_ambiguous:
             self.out.dirty = True  # (the candidates blink)
         if agrees:
-            self._after_outage = False  # the board and the game agree again
+            game.after_outage = False  # the board and the game agree again
         if answer is not None:
-            self._reply_begun(answer, t)
+            self.reply_begun(answer, t)
             if then_explained:
-                self._explained(t)
+                self.explained(t)
         elif explained:
             displaced = self.displaced
             if displaced.since is None and not displaced.lifted and not self.out.alerts:
-                turn.made = None  # (self._explained, its common case: nothing to clear)
+                turn.made = None  # (self.explained, its common case: nothing to clear)
             else:
-                self._explained(t)
+                self.explained(t)
         else:
             self._unexplained(t)
 
-    def _opponent_started(self, t: int) -> bool:
+    def opponent_started(self, t: int) -> bool:
         """If the board shows the opponent answering a move, that move is complete."""
-        turn = self.turn
+        turn = self.game.turn
         was_ambiguous = turn.ambiguous
-        found = infer.answer(turn, self._context(t))
+        found = self.reading.answer(turn, self.context(t))
         if isinstance(found, Answer):
-            self._reply_begun(found, t)
+            self.reply_begun(found, t)
             return True
         if turn.ambiguous is not was_ambiguous:
             self.out.dirty = True  # (the candidates blink)
         if found:
-            self._explained(t)
+            self.explained(t)
         return found
 
-    def _reply_begun(self, answer: Answer, t: int) -> None:
+    def reply_begun(self, answer: Answer, t: int) -> None:
         """The opponent began his reply at `answer.cutoff`: the move is complete, and what
         happened from then on is his (touches, raw events, a selector set)."""
-        carried = self.turn.split_at(answer.cutoff)
-        self._commit(answer.fitting, answer.match.since)
-        if self.result is None:
-            turn = self.turn
-            turn.adopt(carried, turn.position.occupied & ~self.occupied, t,
+        game = self.game
+        carried = game.turn.split_at(answer.cutoff)
+        self.completion.commit(answer.fitting, answer.match.since)
+        if game.result is None:
+            turn = game.turn
+            turn.adopt(carried, turn.position.occupied & ~game.occupied, t,
                        self.debouncer.settle)
-            self._explain(t)
+            self.explain(t)
 
-    def _explained(self, t: int) -> None:
-        self.turn.made = None
-        displaced = self.displaced
+    def explained(self, t: int) -> None:
+        game = self.game
+        game.turn.made = None
+        displaced, out = self.displaced, self.out
         if displaced.since is not None or displaced.lifted:
             if self._still_displaced():
                 displaced.unexplained(t, 0)  # the mismatch stands until they are back
             else:
-                self._apply(t, displaced.explained(self.turn.board, self.occupied,
-                                                   "position-mismatch" in self.out.alerts))
-        if "illegal-move" in self.out.alerts and (self.illegal.at_once or
-                                                  self.occupied == self.turn.position.occupied):
-            self.out.clear(t, "illegal-move")  # (or the position is reinstated)
-        if "declared-move" in self.out.alerts and self.occupied == self.turn.position.occupied:
-            self.out.clear(t, "declared-move")  # (the position is reinstated)
+                accounted = 0
+                if displaced.lifted:  # (no touch out of turn: the victim of the move shown,
+                    # the pieces the mover's hand knocked over)
+                    turn = game.turn
+                    position = turn.position
+                    away = (position.occupied & ~game.occupied
+                            & position.board.occupied_co[position.board.turn])
+                    for shape in position.moves_from(away):  # (his pieces gone: captures?)
+                        if shape.captured is not None:
+                            accounted |= chess.BB_SQUARES[shape.captured]
+                    first = self.reading.first_lifted(turn)
+                    if first is not None:
+                        accounted |= infer.knocked_by_hand(turn, first)
+                self.completion.apply(t, displaced.explained(
+                    game.turn.board, game.occupied, "position-mismatch" in out.alerts,
+                    accounted))
+        if "illegal-move" in out.alerts and (self.illegal.at_once or
+                                             game.occupied == game.turn.position.occupied):
+            out.clear(t, "illegal-move")  # (or the position is reinstated)
+        if "declared-move" in out.alerts and game.occupied == game.turn.position.occupied:
+            out.clear(t, "declared-move")  # (the position is reinstated)
 
     def _still_displaced(self) -> bool:
         """Whether pieces found displaced are still away, though the board reads as the
         game or a move under way: those displaced before the turn, or those the open
         mismatch alert asks to put back (7.4: it clears when they are)."""
-        turn = self.turn
+        turn = self.game.turn
         away = turn.displaced
         alert = self.out.alerts.get("position-mismatch")
         if alert is not None:
             for square in alert.squares:
                 away |= chess.BB_SQUARES[square]
-        return bool(away and away & (self.occupied ^ infer.reference_occupancy(turn)))
+        return bool(away and away & (self.game.occupied ^ infer.reference_occupancy(turn)))
 
-    def _unexplained(self, t: int) -> None:
-        position = self.turn.position
-        emptied = position.occupied & ~self.occupied
-        theirs = emptied & ~position.board.occupied_co[position.board.turn]
-        if infer.in_hand(position, self.occupied):
-            made = infer.arrived_with_others(self.turn, self.occupied)
+    def _unexplained(self, t: int, stop: bool = False) -> None:
+        """The board is no legal move, none on its way and no reply: the reading of the
+        turn (`TurnReading`) says what it is, the cheapest first. A slid piece crossing a
+        square (a move on its way; `stop`: the square held past CROSSING_HELD, it was
+        not); a legal move made with pieces displaced around it (7.4: the mismatch alert
+        if they stay so); the mover's pieces in hand, a move attempt judged at the press;
+        or pieces displaced (the opponent's lifted out of turn, unless the mover's hand
+        knocked them: `explained`)."""
+        game = self.game
+        turn = game.turn
+        position = turn.position
+        occupied = game.occupied
+        debouncer = self.debouncer
+        if (not stop and not self.illegal.at_once  # (casual flags any illegal placement)
+                and self.reading.on_its_way(turn, occupied, debouncer.settled & ~debouncer.raw)):
+            self.explained(t)  # a slid piece crossing a square, or closing the next one
+            turn.crossing = t + infer.CROSSING_HELD_US
+            return
+        emptied = position.occupied & ~occupied
+        own = position.board.occupied_co[position.board.turn]
+        if emptied & own:
+            made = self.reading.made(turn, occupied).move
             if made is not None:  # the move is made: the rest is displaced (7.4)
-                self.turn.made = made
+                turn.made = made
                 # (knocked off, not touched: 4.2.2, an accident is no touch)
-                self.turn.knocked |= emptied & ~made.vacated
+                turn.knocked |= emptied & ~made.vacated
                 self.displaced.unexplained(t, 0)  # (knocked by the mover: no wrong side)
                 return
+        if infer.in_hand(position, occupied):
             # The mover's pieces in hand, put down or not: a move attempt, perhaps illegal,
             # judged at the clock press and not hinted at before it (12.6).
-            self._explained(t)
-            filled = self.occupied & ~position.occupied
+            self.explained(t)
+            filled = occupied & ~position.occupied
             if filled and self.illegal.at_once and "illegal-move" not in self.out.alerts:
                 self.out.raise_(t, self.illegal.placement(
-                    position.board.turn, position.occupied ^ self.occupied))
+                    position.board.turn, position.occupied ^ occupied))
             return
-        self.displaced.unexplained(t, theirs)
+        self.displaced.unexplained(t, emptied & ~own & ~turn.knocked_before)
 
-    def _mismatch(self, when: int) -> None:
-        reference = infer.reference_occupancy(self.turn)
-        self.out.raise_(when, self.displaced.mismatch(reference, self.occupied))
+    def crossing_over(self, when: int) -> None:
+        """A square read as crossed by a slid piece is still held: it was a stop."""
+        turn = self.game.turn
+        turn.crossing = None
+        if self.game.result is None:
+            self._unexplained(when, stop=True)
+
+    def mismatch(self, when: int) -> None:
+        reference = infer.reference_occupancy(self.game.turn)
+        self.out.raise_(when, self.displaced.mismatch(reference, self.game.occupied))

@@ -9,7 +9,8 @@ many toggles a change makes, it settles once. A failing switch does one of two t
   far longer than any bounce or slide blip lasts (CHATTER_SPAN, with at least
   CHATTER_TOGGLES toggles in that unbroken stretch);
 - it flickers: its *settled* state flips back and forth more often than hands move a
-  piece (FLICKER_CHANGES settled changes within FLICKER_WINDOW).
+  piece (FLICKER_CHANGES settled changes within FLICKER_WINDOW), changes that no move
+  made accounts for (a move's squares start afresh when it is made: `explained`).
 
 Times are the core's whole microseconds.
 """
@@ -72,6 +73,15 @@ class SensorHealth:
             return (f"changed {count(len(times), 'time')} in {FLICKER_WINDOW:.0f} s with "
                     "no piece moved so fast")
         return None
+
+    def explained(self, squares: chess.Bitboard) -> None:
+        """A move accounts for the changes these squares made so far: they are no
+        evidence against their sensors (a blitz exchange changes one square many times
+        in a few seconds; only what no move explains counts as flicker)."""
+        settled = self._settled
+        if settled:
+            for square in chess.scan_forward(squares):
+                settled.pop(square, None)
 
     def forget(self, square: chess.Square) -> None:
         """The square is no longer watched (found faulty)."""

@@ -40,6 +40,40 @@ class Shape(NamedTuple):
         return not filled or bool(emptied & self.moved_from) or bool(self.move.promotion)
 
 
+    def crossing(self, emptied: chess.Bitboard, filled: chess.Bitboard) -> bool:
+        """Whether a board that differs from the start by these squares is the move on
+        its way with its piece pushed along the surface, crossing a square of its way
+        (`transit`; a slow push closes each one for 100-400 ms, past the debounce, and the
+        next may close before the last one opens: two at most)."""
+        crossed = filled & ~self.filled
+        if not crossed or crossed.bit_count() > 2 or crossed & ~transit(self):
+            return False
+        victim = chess.BB_SQUARES[self.captured] if self.captured is not None else 0
+        return bool(emptied & self.moved_from) and not emptied & ~(self.vacated | victim)
+
+
+def transit(shape: Shape) -> chess.Bitboard:
+    """The squares a piece pushed along the surface crosses on its way: those between its
+    origin and its destination on a line (a castling king's too), or, for a knight, those
+    of either leg of its L (the long leg first or the short one)."""
+    return _TRANSIT[shape.move.from_square][shape.move.to_square]
+
+
+def _knight_legs(origin: chess.Square, target: chess.Square) -> chess.Bitboard:
+    f, r = chess.square_file(origin), chess.square_rank(origin)
+    df, dr = chess.square_file(target) - f, chess.square_rank(target) - r
+    sf, sr = (df > 0) - (df < 0), (dr > 0) - (dr < 0)
+    if abs(df) == 2:  # (along the file first: one step; along the rank first: two)
+        legs = [(f + sf, r), (f + 2 * sf, r), (f, r + sr), (f + sf, r + sr)]
+    else:
+        legs = [(f, r + sr), (f, r + 2 * sr), (f + sf, r), (f + sf, r + sr)]
+    return sum(chess.BB_SQUARES[chess.square(x, y)] for x, y in legs)
+
+
+_TRANSIT = [[chess.between(a, b) or (_knight_legs(a, b) if chess.BB_KNIGHT_ATTACKS[a]
+                                     & chess.BB_SQUARES[b] else 0)
+             for b in chess.SQUARES] for a in chess.SQUARES]
+
 
 def shape_of(board: chess.Board, move: chess.Move) -> Shape:
     frm, to = chess.BB_SQUARES[move.from_square], chess.BB_SQUARES[move.to_square]

@@ -60,7 +60,8 @@ class Turn:
 
     __slots__ = ("position", "started", "touched", "events_on", "lifted_raw", "match", "seen",
                  "released", "must_move", "ambiguous", "waiting_reply", "replies",
-                 "selections", "made", "knocked", "displaced")
+                 "selections", "made", "knocked", "displaced", "crossing", "asking",
+                 "knocked_before")
 
     def __init__(self, position: Position, started: int) -> None:
         self.position = position
@@ -83,6 +84,15 @@ class Turn:
         # Pieces displaced before the turn began and untouched since (a move was completed
         # with them away, 7.4): no move of this turn's; read as the position has them.
         self.displaced: chess.Bitboard = 0
+        # The pieces the last move's hand knocked over (4.2.2): their owner putting them
+        # back now is no touch out of turn.
+        self.knocked_before: chess.Bitboard = 0
+        # A slid piece read as crossing a square (a move on its way): until when that
+        # reading holds; the square still held then, it was a stop.
+        self.crossing: int | None = None
+        # The last move was read so, or otherwise as likely: the squares of its readings,
+        # lit to ask the players to check it until the board next changes.
+        self.asking: tuple[chess.Square, ...] = ()
 
     @property
     def board(self) -> chess.Board:
@@ -111,6 +121,7 @@ class Turn:
     def abandon(self) -> None:
         """Nothing on the board is a move any more (an illegal attempt was judged)."""
         self.match = None
+        self.crossing = None
         self.touched.clear()
         self.released.clear()
         self.events_on.clear()
@@ -138,7 +149,8 @@ class Turn:
             else:
                 kept[sq] = [e for e in seen if e[0] < cutoff]
                 later[sq] = [e for e in seen if e[0] >= cutoff]
-        touched, their_touches = [], []
+        touched: list[tuple[int, chess.Square]] = []
+        their_touches: list[tuple[int, chess.Square]] = []
         for touch in self.touched:
             (touched if touch[0] < cutoff else their_touches).append(touch)
         self.touched = touched
@@ -167,8 +179,8 @@ class Turn:
             lifted &= ~bb[sq]
         if lifted:
             for sq in chess.scan_forward(lifted):
-                seen = events.get(sq)
-                first[sq] = seen[0][0] if seen else t
+                held = events.get(sq)
+                first[sq] = held[0][0] if held else t
         occupied = self.position.occupied
         self.touched = sorted([(when, sq) for sq, when in first.items() if occupied & bb[sq]])
         if self.events_on:

@@ -73,13 +73,24 @@ class JournalTail:
             self._stream = None
 
 
+def _other_readings(uncertain: object) -> tuple[chess.Move, ...]:
+    """A move line's `uncertain` readings after the one recorded (none if malformed)."""
+    if not isinstance(uncertain, list) or len(uncertain) > 16:
+        return ()
+    try:
+        return tuple(chess.Move.from_uci(uci) for uci in uncertain[1:] if isinstance(uci, str))
+    except ValueError:  # (chess.InvalidMoveError)
+        return ()
+
+
 def effect_of(record: dict[str, Any]) -> Effect | None:
     """The effect a journal's report line records (the inverse of record.report_object)."""
     t = float(record.get("t", 0.0))
     match record.get("kind"):
         case "move":
             return MoveMade(t, int(record["ply"]), chess.Move.from_uci(record["uci"]),
-                            str(record["san"]), record.get("clock"), record.get("elapsed"))
+                            str(record["san"]), record.get("clock"), record.get("elapsed"),
+                            _other_readings(record.get("uncertain")))
         case "alert":
             side = record.get("side")
             return Alert(t, str(record["code"]), SIDES[side] if side in SIDES else None,

@@ -577,7 +577,7 @@ class Service:
         recovered = entry.recovered
         referee, _ = rebuilt(recovered, PROFILES.get(recovered.profile, self.profile))
         if referee.result is None:
-            keep(referee.board, [sq for _, sq in referee.turn.touched], referee.occupied)
+            keep(referee.board, [sq for _, sq in referee.game.turn.touched], referee.occupied)
 
     def _adopt_prepared(self) -> None:
         """A journal left in the folder made ahead (its new name lost at a power cut) is

@@ -37,17 +37,19 @@ class Displaced:
         self.lifted |= set(squares(lifted_opponents))
 
     def explained(self, board: chess.Board, occupied: chess.Bitboard,
-                  alerted: bool) -> list[Action]:
+                  alerted: bool, knocked: chess.Bitboard = 0) -> list[Action]:
         """The board is accounted for again: the mismatch alert clears; an opponent's
         piece lifted and put back before the alert was a touch out of turn (`wrong-side`,
-        shown and cleared at once)."""
+        shown and cleared at once), unless the mover's hand knocked it over or it is the
+        victim of the move made (`knocked`: 4.2.2, an accident; the capture)."""
         differed, self.since = self.since is not None, None
         lifted, self.lifted = self.lifted, set()
         if not differed:
             return []
         if alerted:
             return [Clear("position-mismatch")]
-        touched = [sq for sq in lifted if board.color_at(sq) == (not board.turn)]
+        touched = [sq for sq in lifted if board.color_at(sq) == (not board.turn)
+                   and not knocked & chess.BB_SQUARES[sq]]
         if not touched or not occupied & chess.BB_SQUARES[touched[0]] \
                 or self.remote == (not board.turn):
             return []

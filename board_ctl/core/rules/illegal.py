@@ -45,23 +45,33 @@ class IllegalMoves:
         return self.profile.clock_without_move_is_illegal and not self.against_computer
 
     def attempt(self, position: Position, occupied: chess.Bitboard,
-                landed: tuple[chess.Square, ...]) -> tuple[Finding, chess.Square | None]:
+                landed: tuple[chess.Square, ...], first: chess.Square | None = None
+                ) -> tuple[Finding, chess.Square | None]:
         """The alert for the attempt the board shows at the press, from `position`, with
         the squares its pieces were seen landing on (`landed`, unseen in the occupancy);
-        and the piece that must move (7.5.1 with 4.3), if one of the mover's was lifted."""
+        and the piece that must move (7.5.1 with 4.3), if one of the mover's was lifted:
+        of those that left their squares, the one lifted `first` (castling touched
+        king-first: the king, 4.4.3; rook-first: the rook, 4.4.2)."""
         mover = position.board.turn
         emptied = position.occupied & ~occupied
         filled = occupied & ~position.occupied
         for square in landed:
             filled |= chess.BB_SQUARES[square]
-        own = emptied & position.board.occupied_co[mover]
-        self._exposure = (king_into_check(position.board, emptied, filled)
+        board = position.board
+        own = emptied & board.occupied_co[mover]
+        self._exposure = (king_into_check(board, emptied, filled)
                           if self.profile.king_exposures_to_lose else None)
+        # Castling begun with the king and found illegal: another move of the king (4.4.3).
+        castling = (first is not None and own & board.kings & chess.BB_SQUARES[first]
+                    and own & board.rooks)
+        then = ("castling begun with the king, the king must make another move (FIDE 7.5.1, "
+                "4.4.3)" if castling else "the same piece must move (FIDE 7.5.1)")
         finding = Finding(
             "illegal-move", mover, squares(emptied | filled),
             f"{NAMES[mover]}: illegal move ({names(squares(emptied))} -> "
-            f"{names(squares(filled))}): the position before it is reinstated and the same "
-            "piece must move (FIDE 7.5.1)")
+            f"{names(squares(filled))}): the position before it is reinstated and {then}")
+        if first is not None and own & chess.BB_SQUARES[first]:
+            return finding, first
         return finding, (squares(own)[0] if own else None)
 
     def press_without_move(self, mover: chess.Color) -> Finding:

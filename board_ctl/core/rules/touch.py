@@ -69,6 +69,8 @@ class TouchMove:
         if must_move is not None and position.movable(must_move):
             own.insert(0, (NEVER, must_move))
         lifted = dict((sq, when) for when, sq in reversed(touched))
+        if must_move is not None:  # (touched before all else: an illegal move's, 4.4.3)
+            lifted[must_move] = NEVER
         if board.is_castling(shape.move):
             king, rook = castling_squares(shape)
             if rook in lifted and (king not in lifted

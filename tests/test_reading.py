@@ -1,0 +1,403 @@
+"""The reading of a turn (`core/reading.py`): what the sensors saw, explained by one cost
+model, class by class of real, messy handling.
+
+- Illegal castling (in check, through or into an attacked square, next to the enemy
+  king), both pieces placed and the clock pressed: an illegal move (7.5.1, with its
+  penalty), never the legal move of one of the two pieces with the other "displaced"; the
+  king, touched first, must make another move (4.4.3). Swept over every such position of
+  the corpus, in both physical orders.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import chess
+import pytest
+
+from corpus import corpus
+from script import play
+
+NEXT_TO_THE_KING = "8/8/8/8/8/8/1k6/R3K3 w Q - 0 1"  # O-O-O puts the king beside b2's
+THROUGH_ATTACK = "5r1k/8/8/8/8/8/8/4K2R w K - 0 1"  # f1 attacked by the rook on f8
+OUT_OF_CHECK = "4r2k/8/8/8/8/8/8/4K2R w K - 0 1"  # the rook on e8 gives check
+INTO_CHECK = "6rk/8/8/8/8/8/8/4K2R w K - 0 1"  # g1 attacked by the rook on g8
+
+
+def castling_squares(board: chess.Board, kingside: bool) -> tuple[str, str, str, str]:
+    """(king from, king to, rook from, rook to) of castling on this side."""
+    rank = "1" if board.turn == chess.WHITE else "8"
+    if kingside:
+        return "e" + rank, "g" + rank, "h" + rank, "f" + rank
+    return "e" + rank, "c" + rank, "a" + rank, "d" + rank
+
+
+def castling_script(board: chess.Board, kingside: bool, order: str) -> str:
+    king, king_to, rook, rook_to = castling_squares(board, kingside)
+    side = "w" if board.turn == chess.WHITE else "b"
+    if order == "one-hand":  # the king placed, then the rook over it
+        return f"-{king} +{king_to} -{rook} +{rook_to} C{side}"
+    return f"-{king} @0.3 -{rook} @0.5 +{king_to} @0.3 +{rook_to} C{side}"  # both lifted
+
+
+def illegal_castlings(board: chess.Board) -> list[bool]:
+    """The sides on which the mover has the right to castle and the squares between are
+    empty, but castling is illegal (check, an attacked square, the enemy king beside)."""
+    found = []
+    for kingside in (True, False):
+        if not (board.has_kingside_castling_rights(board.turn) if kingside
+                else board.has_queenside_castling_rights(board.turn)):
+            continue
+        king, _, rook, _ = castling_squares(board, kingside)
+        if board.king(board.turn) != chess.parse_square(king):
+            continue
+        between = chess.between(chess.parse_square(king), chess.parse_square(rook))
+        if between & board.occupied:
+            continue
+        move = chess.Move(chess.parse_square(king),
+                          chess.parse_square(castling_squares(board, kingside)[1]))
+        if not board.is_legal(move):
+            found.append(kingside)
+    return found
+
+
+@pytest.mark.parametrize("fen", [NEXT_TO_THE_KING, THROUGH_ATTACK, OUT_OF_CHECK, INTO_CHECK])
+@pytest.mark.parametrize("order", ["one-hand", "both-lifted"])
+def test_illegal_castling_is_an_illegal_move_and_the_king_must_move(fen: str, order: str
+                                                                    ) -> None:
+    board = chess.Board(fen)
+    (kingside,) = illegal_castlings(board)
+    out = play(castling_script(board, kingside, order), fen, time_control="300+2")
+    assert out.sans == [] and out.alerts == ["illegal-move"]
+    assert len(out.lines("penalty")) == 1
+    assert "4.4.3" in out.alert("illegal-move")["text"]
+    # Reinstated, then another move: the king's is free of alerts; another piece's, when
+    # the king could move, earns a touch-move alert (4.4.3).
+    king, king_to, rook, rook_to = castling_squares(board, kingside)
+    back = f"-{king_to} +{king} -{rook_to} +{rook} ~1"
+    for move in (next(m for m in board.legal_moves if board.piece_type_at(m.from_square)
+                      == chess.KING),
+                 next((m for m in board.legal_moves if board.piece_type_at(m.from_square)
+                       != chess.KING), None)):
+        if move is None:
+            continue
+        replacement = f"-{chess.square_name(move.from_square)} +{chess.square_name(move.to_square)} Cw"
+        out = play(" ".join([castling_script(board, kingside, order), "~1", back, replacement]),
+                   fen, time_control="300+2")
+        assert out.sans == [board.san(move)]
+        if board.piece_type_at(move.from_square) == chess.KING:
+            assert out.alerts == ["illegal-move"]
+        else:
+            assert out.alerts == ["illegal-move", "touch-move"]
+            assert out.alert("touch-move")["squares"] == [king]
+
+
+def test_every_illegal_castling_of_the_corpus_is_an_illegal_move() -> None:
+    checked = 0
+    for game in corpus()[::3]:
+        board = game.board()
+        for move in game.mainline_moves():
+            for kingside in illegal_castlings(board):
+                for order in ("one-hand", "both-lifted"):
+                    out = play(castling_script(board, kingside, order), board.fen(),
+                               time_control="300+2")
+                    assert out.sans == [] and out.alerts == ["illegal-move"], (
+                        board.fen(), kingside, order, out.sans, out.alerts)
+                    checked += 1
+            board.push(move)
+    assert checked >= 20
+
+
+# ---------------------------------------------------------------------- slow slides
+#
+# A piece pushed along the surface closes each square it crosses for 100-400 ms, longer
+# than the debounce, and closes the next square up to 20 ms before the last one opens.
+
+QUEEN_TAKES_H7 = "6k1/7p/8/5Q2/8/8/8/4K3 w - - 0 1"
+# The victim lifted first, then the queen pushed over g6 onto h7; g6 closes 15 ms before
+# f5 opens, h7 10 ms before g6 opens.
+VICTIM_FIRST_SLIDE = "-h7 ~0.5 +g6 @0.015 -f5 @0.3 +h7 @0.01 -g6"
+
+
+@pytest.mark.parametrize("then, time_control", [("Cw -g8 +f8 Cb", "300+2"),
+                                                ("~1 -g8 +f8 ~1", None)])
+def test_a_victim_taken_first_is_no_touch_out_of_turn_when_the_capture_slides_in(
+        then: str, time_control: str | None) -> None:
+    out = play(f"{VICTIM_FIRST_SLIDE} {then}", QUEEN_TAKES_H7, time_control=time_control)
+    assert out.sans == ["Qxh7+", "Kf8"]
+    assert out.alerts == []  # (was: wrong-side against Black, whose pawn was the victim)
+
+
+# Black takes on c4 with the queen (attacker first); White recaptures with the rook,
+# the victim lifted first and the rook pushed c1-c2-c3-c4, each square closing before the
+# last opens. While c1's lift settles, the board shows c2 filled and c1 still occupied:
+# read at face value that is Qxa4 answered by White's queen c4-c2.
+RECAPTURE_FEN = "1r3rk1/5pbp/p1p1p1p1/1q1n4/N1Q5/7P/PP1B1PP1/2R2RK1 b - - 7 26"
+RECAPTURE = ("-b5 @0.87 -c4 @0.2 +c4 ~3 -c4 @0.3 +c2 @0.015 -c1 @0.19 +c3 @0.015 -c2 "
+             "@0.33 +c4 @0.002 -c3 ~2 -g8 +h8 ~2")
+
+# White takes the queen on d5 (victim first, no slide); Black recaptures with the rook
+# pushed d3-d4-d5, the victim lifted first. While d3's lift settles, the board reads at
+# face value as Qxd3 answered by Black's queen d5-d4.
+QXD5_FEN = "6rk/2p4p/1p3p2/p1pqpP1b/4Q2N/3r3P/1PPR2P1/6K1 w - - 1 31"
+QXD5 = "-d5 @0.48 -e4 @0.78 +d5 ~1.9 -d5 @0.78 +d4 @0.018 -d3 @0.16 +d5 @0.016 -d4 ~2 -g1 +f1 ~2"
+
+
+@pytest.mark.parametrize("fen, script, sans", [
+    (RECAPTURE_FEN, RECAPTURE, ["Qxc4", "Rxc4", "Kh8"]),
+    (QXD5_FEN, QXD5, ["Qxd5", "Rxd5", "Kf1"]),
+])
+def test_a_reply_is_read_with_the_lifts_still_settling_done(fen: str, script: str,
+                                                            sans: list[str]) -> None:
+    out = play(script, fen)
+    assert out.sans == sans
+    assert out.alerts == []
+
+
+# ---------------------------------------------------------------------- never silently wrong
+#
+# Where two readings of a turn are alike, the record says so: the report's move line
+# carries "uncertain" (the move recorded first), the PGN a comment after the move, and the
+# LEDs light the squares of every reading until the next move.
+
+TWO_TARGETS = "4k3/8/8/2p1p3/3B4/8/8/4K3 w - - 0 1"  # Bd4 can take c5 or e5
+
+
+def test_an_unseen_capture_guessed_at_the_end_is_flagged_uncertain() -> None:
+    out = play("-d4 Cw ~1 T", TWO_TARGETS)
+    (move,) = out.lines("move")
+    assert move["uncertain"][0] == move["uci"]
+    assert sorted(move["uncertain"]) == ["d4c5", "d4e5"]
+    pgn = out.record.pgn_text()
+    assert "uncertain" in pgn and "capture square not seen" in pgn
+    # (the candidates blinked while the board waited; at the log's end nobody is left to
+    # ask: the record says it)
+    frames = [f["squares"] for f in out.lines("leds")]
+    assert {"c5": ["yellow", "fast"], "e5": ["yellow", "fast"]} in frames
+    assert frames[-1] == {}
+
+
+def test_a_move_read_alike_two_ways_at_the_press_is_flagged_and_asks() -> None:
+    # King and pawn lifted at once, each put down one square on: Ke2 with the pawn knocked
+    # onto f3, or f3 with the king knocked onto e2, or both moved (an illegal move). The
+    # sensors cannot tell: a move is recorded, flagged, and no penalty rests on it.
+    out = play("-e1 @0.01 -f2 @0.2 +e2 @0.05 +f3 Cw", "4k3/8/8/8/8/8/5P2/4K3 w - - 0 1",
+               time_control="300+2")
+    (move,) = out.lines("move")
+    assert move["uci"] in ("e1e2", "f2f3")
+    assert move["uncertain"][0] == move["uci"]
+    assert set(move["uncertain"][1:]) == {"e1e2", "f2f3", "0000"} - {move["uci"]}
+    assert out.lines("penalty") == []
+    assert "uncertain" in out.record.pgn_text()
+    frames = [f["squares"] for f in out.lines("leds")]
+    assert {"e2": ["yellow", "fast"], "f3": ["yellow", "fast"]} in frames
+
+
+def test_a_clean_move_is_never_flagged() -> None:
+    out = play("-e2 +e4 Cw -e7 +e5 Cb -g1 +f3 Cw", time_control="300+2")
+    assert all("uncertain" not in move for move in out.lines("move"))
+
+
+# ---------------------------------------------------------------------- pushed-off victims
+#
+# A capturing piece that pushes its victim off the square pushes it ahead, never sideways
+# or back: a square beside an attacked piece that a slid piece crossed on its way
+# elsewhere tells no capture there.
+
+QUEEN_B4 = "4k3/8/1n6/8/rQ6/8/8/4K3 w - - 0 1"  # Qxb6 over b5, the rook on a4 beside b5
+
+
+@pytest.mark.parametrize("press", ["Cw", "~1.5"])
+def test_a_square_crossed_beside_an_attacked_piece_is_no_push_off(press: str) -> None:
+    out = play(f"-b4 @0.19 +b5 @0.055 -b5 @0.15 -b6 @0.47 +b6 {press} -e8 +d7 ~1.5",
+               QUEEN_B4, time_control="300+2" if press == "Cw" else None)
+    assert out.sans == ["Qxb6", "Kd7"]
+    assert out.alerts == []
+
+
+def test_a_victim_pushed_ahead_tells_the_capture() -> None:
+    # Qxb6 pushing the knight onto b7, taken off 0.4 s later; the queen could also take
+    # the rook on a4 (b5 beside it is no square ahead of that capture)
+    out = play("-b4 @0.4 +b7 @0.02 -b6 @0.01 +b6 @0.4 -b7 Cw -e8 +d7 Cb", QUEEN_B4,
+               time_control="300+2")
+    assert out.sans == ["Qxb6", "Kd7"]
+    assert out.alerts == []
+
+
+def test_a_piece_put_down_ahead_of_a_capture_and_left_there_is_an_illegal_move() -> None:
+    # d4 onto e6, the e5 pawn untouched, and the press: a push-off's victim would be taken
+    # off the board first; one still there was put down on purpose. An illegal move, the
+    # squares it names its own (no capture on e5 made up), nothing else raised.
+    out = play("-d4 @0.7 +e6 @0.5 Cw ~1 -e6 @0.5 +d4 ~1 -d4 +e5 Cw",
+               "4k3/8/8/4p3/3P4/8/8/4K3 w - - 0 1", time_control="300+2")
+    assert out.alerts == ["illegal-move"]
+    assert out.alert("illegal-move")["squares"] == ["d4", "e6"]
+    assert out.sans == ["dxe5"]
+
+
+# ---------------------------------------------------------------------- knocked pieces
+#
+# Black takes on f6 victim first; reaching for the f8 rook the hand knocks the e8 rook
+# onto d8. At the press the board reads as Rd8 with the f8 rook in hand as cheaply as
+# the capture with a knocked rook, unless the model counts what the sensors saw: the
+# piece lifted first (f8) is the one the hand went for, and f6 emptied and filled again.
+TWO_ROOKS = "4rrk1/pp4pp/2nqpB2/3p4/1b6/2N4B/PPPQ1PPP/R4RK1 b - - 0 15"  # (a corpus game)
+KNOCKED_REACHING = "-f6 @0.34 -f8 @0.054 -e8 @0.026 +d8 @0.065 +f6"
+
+
+@pytest.mark.parametrize("press, back, alerts", [
+    ("@0.4 Cb", "@0.1 -d8 @0.2 +e8", []),  # (0.8 s away: restored quickly)
+    ("@0.97 Cb", "@1.6 -d8 @0.3 +e8", ["position-mismatch"]),  # (d8 stood 1 s: released)
+    ("@0.4 Cb", "@2.0 -d8 @0.3 +e8", ["position-mismatch"])])
+def test_a_rook_knocked_while_another_takes_is_the_capture(press: str, back: str,
+                                                           alerts: list[str]) -> None:
+    out = play(f"{KNOCKED_REACHING} {press} {back} ~1 -a1 +b1 Cw", TWO_ROOKS,
+               time_control="300+2")
+    assert out.sans == ["Rxf6", "Rab1"]
+    assert out.alerts == alerts
+    if alerts:
+        assert out.alert("position-mismatch")["squares"] == ["d8", "e8"]
+
+
+# ---------------------------------------------------------------------- blitz: taken before the press
+#
+# In blitz the opponent may lift the piece just put down, to take it, before the press:
+# the move was made there. A slid piece's squares are no such thing: it moved on (the
+# next square closing as it left), or nobody could take it there.
+
+SLID_TO_B2 = "1rr2nRR/4kp2/4p2P/2b5/p3N3/P3P3/1P2K3/8 b - - 0 36"  # (a corpus game)
+
+
+def test_a_rook_slid_into_an_unseen_capture_is_not_taken_on_a_square_it_crossed() -> None:
+    # b8 pushed over b7-b3 (blips of 36-83 ms, b4 next to White's a3 pawn), lifted off b3
+    # onto b2, whose pawn goes with no change seen; the press 0.13 s later
+    out = play("-b8 @0.076 +b7 @0.036 -b7 @0.094 +b6 @0.068 -b6 @0.059 +b5 @0.083 -b5 "
+               "@0.052 +b4 @0.054 -b4 @0.052 +b3 @0.082 -b3 @0.132 Cb ~1 -e2 +f3 Cw",
+               SLID_TO_B2, time_control="300+2")
+    assert out.sans == ["Rxb2+", "Kf3"]
+    assert out.alerts == []
+
+
+# ---------------------------------------------------------------------- sensor health
+#
+# A sensor is judged by what no move explains, not by how often its square changes: a
+# blitz exchange on one square changes it ten times in under three seconds.
+
+EXCHANGE_ON_D5 = "3qkb1r/ppp2ppp/5n2/3p4/4P3/2N5/PPP2PPP/R2QKBNR w KQk - 0 1"
+
+
+def test_a_blitz_exchange_on_one_square_is_no_sensor_fault() -> None:
+    ply = "-d5 @0.15 -{} @0.15 +d5 @0.12 C{} @0.1"
+    script = " ".join(ply.format(square, side) for square, side in
+                      [("e4", "w"), ("f6", "b"), ("c3", "w"), ("d8", "b"), ("d1", "w")])
+    out = play(f"{script} ~1 -e8 +e7 Cb", EXCHANGE_ON_D5, profile="blitz",
+               time_control="180+2")
+    assert out.sans == ["exd5", "Nxd5", "Nxd5", "Qxd5", "Qxd5", "Ke7"]
+    assert out.alerts == []
+
+
+def test_a_square_flickering_with_no_move_is_still_suspect() -> None:
+    # (the same number of changes on d5, none of them a move: the sensor)
+    flicker = " ".join(["-d5 @0.15 +d5 @0.15"] * 5)
+    out = play(f"-e2 +e4 Cw ~1 {flicker} ~1 -e8 +e7 Cb",
+               "3qkb1r/ppp2ppp/5n2/3p4/8/2N5/PPPP1PPP/R2QKBNR w KQk - 0 1",
+               profile="blitz", time_control="180+2")
+    assert "suspect-sensor" in out.alerts
+
+
+def test_a_bounce_is_no_victim_taken_off() -> None:
+    # a7 onto b5 (illegal), the switch bouncing as it lands, beside White's knight on b6
+    # which the pawn attacks: b5 is no square the knight was pushed off to
+    out = play("-a7 @1.4 +b5 @0.0013 -b5 @0.0004 +b5 @0.0006 -b5 @0.0008 +b5 @1.1 Cb",
+               "4k3/p7/1N6/8/8/8/8/4K3 b - - 0 1", time_control="300+2")
+    assert out.alerts == ["illegal-move"]
+    assert sorted(out.alert("illegal-move")["squares"]) == ["a7", "b5"]
+
+
+# ---------------------------------------------------------------------- no touch out of turn
+#
+# A victim lifted for the capture, or a piece the mover's hand knocked over and puts back
+# (after his press too), is no touch out of turn.
+
+def test_the_victim_of_a_capture_made_with_a_piece_knocked_is_no_wrong_side() -> None:
+    # (a corpus game) Qxe5 victim first; the hand knocks the e4 knight onto d4 and puts it
+    # back as the queen lands
+    out = play("-e5 @0.55 -a5 @0.76 -e4 @0.1 +d4 @0.32 -d4 @0.14 +e5 @0.1 +e4 @0.8 Cb "
+               "~1 -e1 +e2 Cw", "4k3/8/8/q3P3/4N3/8/8/4K3 b - - 0 1", time_control="300+2")
+    assert out.sans == ["Qxe5", "Ke2"]
+    assert out.alerts == []
+
+
+# ---------------------------------------------------------------------- rendered classes
+#
+# Logs of corpus games rendered with the simulator's handling behaviours (as
+# bench/bench_recognition.py does: game i, seed i) that the reading once got wrong, each
+# judged against the ruling its rendering carries.
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+
+
+@pytest.mark.parametrize("behaviour, use_clock, game", [
+    ("knocked-restored-quickly", True, 102),  # a7 knocked, put back after the press
+    ("knocked-restored-quickly", True, 105),  # Nxf4 victim first, e4 knocked
+    ("knocked-restored-quickly", True, 7),  # Qxe5 victim first, e4 knocked
+    ("knocked-restored-quickly", True, 269),  # g2 knocked, put back after the press
+    ("knocked-restored-quickly", False, 10),
+    ("knocked-restored-late", True, 10),  # Rxf6 victim first, e8 knocked onto d8
+    ("illegal-castling", True, 209),  # O-O-O through check; then O-O (4.4.3 allows it)
+    ("illegal-castling", True, 85),
+    ("knocked-restored-late", True, 179),  # Rg8, the e7 bishop knocked onto d7 (not Bd7)
+    ("blitz-scramble", True, 207),  # f4 slid over f3, lifted before the press for gxf3 e.p.
+])
+def test_rendered_handling_is_read_right(behaviour: str, use_clock: bool, game: int) -> None:
+    from bench_recognition import judge, replay
+    from board_ctl.simulate import render_behaviour
+
+    rendered = render_behaviour(corpus()[game], behaviour, seed=game, use_clock=use_clock)
+    verdict = judge(rendered, replay(rendered))
+    assert verdict.correct, verdict
+
+
+def test_a_slide_into_an_unseen_capture_is_no_piece_taken_before_the_press() -> None:
+    # (sim2, profile rapid) Rf8 pushed down the file with blips of 37-79 ms and onto f1,
+    # whose rook goes with no change seen; the press 0.12 s after f2's blip: no reply
+    # lifts a piece sooner than 80 ms after it was let go, so f2 was crossed, not taken
+    out = play("-f8 @0.0825 +f7 @0.0643 -f7 @0.0643 +f6 @0.0629 -f6 @0.0853 +f5 @0.0793 "
+               "-f5 @0.0969 +f4 @0.0485 -f4 @0.0401 +f3 @0.0367 -f3 @0.0706 +f2 @0.0577 "
+               "-f2 @0.1209 Cb ~1 -a1 +f1 Cw",
+               "2kr1r2/p1qb2p1/1p2p3/4b3/P3Q1Pp/1NP4P/1P4B1/R4RK1 b - - 0 23",
+               profile="rapid", time_control="300+2")
+    assert out.sans == ["Rxf1+", "Rxf1"]
+    assert out.alerts == []
+
+
+# ---------------------------------------------------------------------- a placement taken
+#
+# Without a clock, the opponent lifting a piece just put down is his reply beginning: he
+# takes it there. A placement that stood for less than CROSSING_HELD may have been a
+# square crossed on a slide; but where the sensors saw nothing at all on the square the
+# slide would have ended on (a capture whose victim never left), nothing says it went
+# on: the piece landed where it stood.
+
+TAKEN_WHERE_IT_STOOD = [
+    # (sim, corpus()[::3][42]) Rc8-c7, Bxc7 (victim lifted first); not Rxc2+ unseen
+    ("k1r5/3RR3/8/1p3p1p/5B1P/8/PPP2P2/2K5 b - - 1 34", "c8", "c7", "f4", "a8 a7",
+     ["Rc7", "Bxc7", "Ka7"]),
+    # Bf8-d6, exd6; not Bxa3 unseen
+    ("5b1k/8/8/4P3/8/N7/8/4K3 b - - 0 1", "f8", "d6", "e5", "h8 g8", ["Bd6", "exd6", "Kg8"]),
+    # Qd8-d5, Nxd5; not Qxd2+ unseen
+    ("3q3k/8/8/8/8/2N5/3P4/4K3 b - - 0 1", "d8", "d5", "c3", "h8 g8", ["Qd5", "Nxd5", "Kg8"]),
+]
+
+
+@pytest.mark.parametrize("standing", [0.15, 0.3, 0.418, 0.6])
+@pytest.mark.parametrize("fen, origin, stop, taker, then, sans", TAKEN_WHERE_IT_STOOD)
+def test_a_piece_taken_where_it_stood_is_no_slide_into_an_unseen_capture(
+        fen: str, origin: str, stop: str, taker: str, then: str, sans: list[str],
+        standing: float) -> None:
+    mover_from, mover_to = then.split()
+    out = play(f"-{origin} @0.33 +{stop} @{standing} -{stop} @1.46 -{taker} @0.3 +{stop} "
+               f"~1 -{mover_from} +{mover_to} ~1", fen)
+    assert out.sans == sans
+    assert out.alerts == []
