@@ -271,9 +271,11 @@ def bench_latency(code: Code, workdir: Path, data: Path, games: int,
         _, first = board_end.wait_leds(timeout=START_DEADLINE)  # connected; game 1 started
         cpu_before = cpu_seconds(service.pid)
         with GAMES.open(encoding="utf-8") as stream:
-            for _ in range(games):
+            for played in range(games):
                 game = chess.pgn.read_game(stream)
-                assert game is not None
+                if game is None:
+                    raise SystemExit(f"bench_service: --games {games}: {GAMES.name} has "
+                                     f"{played} games; use --rounds for more presses")
                 board = game.board()
                 for move in game.mainline_moves():
                     doing = f"playing {game.headers.get('White')} - " \
