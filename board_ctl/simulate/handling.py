@@ -19,7 +19,6 @@ anything else would be a further touch-move offence the ruling does not list.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 from typing import Any
 
@@ -36,7 +35,7 @@ from board_ctl.simulate.render import (
     _pick,
     rook_squares,
 )
-from board_ctl.simulate.violations import NoEligiblePly
+from board_ctl.simulate.violations import choose_staging, options_along
 
 HANDLING_EVENTS = ("knocked-restored-quickly", "knocked-restored-late", "illegal-castling")
 NEEDS_CLOCK = {"knocked-restored-late", "illegal-castling"}
@@ -243,32 +242,14 @@ def options_by_ply(game: chess.pgn.Game, event: str, style: RenderStyle
         raise ValueError(f"unknown handling event {event!r}; one of {', '.join(HANDLING_EVENTS)}")
     if event in NEEDS_CLOCK and not style.use_clock:
         raise ValueError(f"{event} needs clock presses (style.use_clock)")
-    options_at, _ = PLANS[event]
-    board = game.board()
-    moves = list(game.mainline_moves())
-    for move in moves[: style.start_ply]:
-        board.push(move)
-    found: dict[int, list[Any]] = {}
-    for ply, move in enumerate(moves[style.start_ply :]):
-        if options := options_at(board, move, ply):
-            found[ply] = options
-        board.push(move)
-    return found
+    return options_along(game, PLANS[event][0], style.start_ply)
 
 
 def render_handling(game: chess.pgn.Game, event: str, *, seed: int, ply: int | None = None,
                     style: RenderStyle = RenderStyle()) -> RenderedGame:
     """The game rendered with one handling `event` at `ply` (a random eligible one if
     None), carrying the ruling's expected alerts and squares."""
-    options = options_by_ply(game, event, style)
-    if not options:
-        raise NoEligiblePly(f"no ply of this game can stage {event}")
-    choose = random.Random(f"{seed}:{event}")  # independent of the rendering's own draws
-    if ply is None:
-        ply = choose.choice(sorted(options))
-    elif ply not in options:
-        raise NoEligiblePly(f"{event} cannot be staged at ply {ply}")
-    option = choose.choice(options[ply])
+    ply, option = choose_staging(options_by_ply(game, event, style), event, seed, ply)
     renderer = Renderer(game, seed, style)
     traces = renderer.run({ply: PLANS[event][1](option)})
     alerts, squares = _expected(event, option, ply)

@@ -295,17 +295,37 @@ def _options_by_ply(game: chess.pgn.Game, code: str, style: RenderStyle) -> dict
         raise ValueError(f"unknown violation {code!r}; one of {', '.join(VIOLATION_CODES)}")
     if code in NEEDS_CLOCK and not style.use_clock:
         raise ValueError(f"{code} needs clock presses (style.use_clock)")
-    options_at, _ = PLANS[code]
+    return options_along(game, PLANS[code][0], style.start_ply)
+
+
+def options_along(game: chess.pgn.Game, options_at: Options,
+                  start_ply: int) -> dict[int, list[Any]]:
+    """Each ply (counted from `start_ply`) at which `options_at` finds ways to stage an
+    event, with those ways."""
     board = game.board()
     moves = list(game.mainline_moves())
-    for move in moves[: style.start_ply]:
+    for move in moves[:start_ply]:
         board.push(move)
     found: dict[int, list[Any]] = {}
-    for ply, move in enumerate(moves[style.start_ply :]):
+    for ply, move in enumerate(moves[start_ply:]):
         if options := options_at(board, move, ply):
             found[ply] = options
         board.push(move)
     return found
+
+
+def choose_staging(options: dict[int, list[Any]], name: str, seed: int,
+                   ply: int | None) -> tuple[int, Any]:
+    """The ply to stage `name` at (`ply`, or a random eligible one) and how: drawn from a
+    generator of its own, so the rendering's own draws stay as they are."""
+    if not options:
+        raise NoEligiblePly(f"no ply of this game can stage {name}")
+    choose = random.Random(f"{seed}:{name}")
+    if ply is None:
+        ply = choose.choice(sorted(options))
+    elif ply not in options:
+        raise NoEligiblePly(f"{name} cannot be staged at ply {ply}")
+    return ply, choose.choice(options[ply])
 
 
 def eligible_plies(
@@ -324,15 +344,8 @@ def render_violation(
     style: RenderStyle = RenderStyle(),
 ) -> RenderedGame:
     """The game rendered with one `code` violation at `ply` (random eligible ply if None)."""
-    options = _options_by_ply(game, code, style)
-    if not options:
-        raise NoEligiblePly(f"no ply of this game can stage {code}")
-    choose = random.Random(f"{seed}:{code}")  # independent of the rendering's own draws
-    if ply is None:
-        ply = choose.choice(sorted(options))
-    elif ply not in options:
-        raise NoEligiblePly(f"{code} cannot be staged at ply {ply}")
-    hook = PLANS[code][1](choose.choice(options[ply]))
+    ply, option = choose_staging(_options_by_ply(game, code, style), code, seed, ply)
+    hook = PLANS[code][1](option)
     renderer = Renderer(game, seed, style)
     traces = renderer.run({ply: hook})
     return renderer.rendered(traces, [(ALERT_CODES[code], ply)])
