@@ -14,7 +14,7 @@ from __future__ import annotations
 import chess
 
 from board_ctl.apps import chesslink
-from board_ctl.apps.session import Lights, Output
+from board_ctl.apps.session import Lights, Output, RequestSession
 from board_ctl.apps.snapshot import Snapshot
 
 VERSION = "3130"  # what a Centaur emulator known to work with the chess.com app answers
@@ -23,8 +23,9 @@ DEFAULT_REGISTERS = {0x00: 0x00, 0x01: 20, 0x02: 0x00, 0x03: 0x00, 0x04: 0x0F}
 EVERY_SCAN, NONE, TIMED = 0, 1, 2
 
 
-class ChessLinkSession:
+class ChessLinkSession(RequestSession[chesslink.Request]):
     name = "chesslink"
+    reader: chesslink.RequestReader
 
     def __init__(self, parity_bit: bool = True) -> None:
         self.parity_bit = parity_bit
@@ -55,22 +56,8 @@ class ChessLinkSession:
 
     # ------------------------------------------------------------------ requests
 
-    def receive(self, data: bytes, now: float, board: Snapshot) -> Output:
-        out = Output()
-        for request in self.reader.feed(data, now):
-            self._answer(request, board, out)
-        return out
-
-    def deadline(self) -> float | None:
-        return self.reader.deadline()
-
-    def expire(self, now: float, board: Snapshot) -> Output:
-        out = Output()
-        for request in self.reader.expire(now):
-            self._answer(request, board, out)
-        return out
-
-    def _answer(self, request: chesslink.Request, board: Snapshot, out: Output) -> None:
+    def _answer(self, request: chesslink.Request, now: float, board: Snapshot,
+                out: Output) -> None:
         letter, fields = request.letter, request.fields
         self.answered += 1
         if letter == "V":

@@ -15,7 +15,7 @@ from __future__ import annotations
 import chess
 
 from board_ctl.apps import dgt
-from board_ctl.apps.session import Lights, Output
+from board_ctl.apps.session import Lights, Output, RequestSession
 from board_ctl.apps.snapshot import ClockState, Snapshot
 
 IDLE, UPDATE_BOARD, UPDATE, UPDATE_NICE = "idle", "update board", "update", "update nice"
@@ -26,8 +26,9 @@ CLOCK_VERSION = 0x21  # the clock's (2.1: a clock that shows ASCII text)
 CLOCK_EVERY = 1.0  # s: UPDATE mode's clock readings
 
 
-class DgtSession:
+class DgtSession(RequestSession[dgt.Request]):
     name = "dgt"
+    reader: dgt.RequestReader
 
     def __init__(self, serialnr: str, white_left: bool = True) -> None:
         self.serialnr = serialnr  # ten digits
@@ -51,21 +52,6 @@ class DgtSession:
         self._last_clock = None
 
     # ------------------------------------------------------------------ requests
-
-    def receive(self, data: bytes, now: float, board: Snapshot) -> Output:
-        out = Output()
-        for request in self.reader.feed(data, now):
-            self._answer(request, now, board, out)
-        return out
-
-    def deadline(self) -> float | None:
-        return self.reader.deadline()
-
-    def expire(self, now: float, board: Snapshot) -> Output:
-        out = Output()
-        for request in self.reader.expire(now):
-            self._answer(request, now, board, out)
-        return out
 
     def _answer(self, request: dgt.Request, now: float, board: Snapshot, out: Output) -> None:
         command = request.command
