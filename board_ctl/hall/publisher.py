@@ -5,10 +5,15 @@ service shows live (clocks, link, phase, which game) and wakes the publisher's o
 thread, so publishing never delays an LED frame. That thread reads the games' journals
 (the durable record) from where the broker's acknowledgements stopped, publishes each
 move, alert and clear in journal order (QoS 1, at most WINDOW unacknowledged), then the
-retained state and PGN, and keeps its place (progress.py). On every connection it goes
-back to the start of the first game not wholly acknowledged: a broker restarted without
-what it had acknowledged, or a board away for minutes, gets everything again, in order;
-subscribers drop what they have by (game, ply).
+retained state and PGN, and keeps its place (progress.py). On a connection to a broker
+that lost the board's session (restarted without its store), and on the first connection
+of the service, it goes back to the start of the first game not wholly acknowledged: the
+broker gets everything again, in order; subscribers drop what they have by (game, ply).
+On a connection to a broker that kept the session, it goes back only to where the
+acknowledgements had reached REWIND_KEPT s before the connection was lost: a broker
+killed keeps what it saved to disk before, and a hall of a thousand boards whose
+connections drop under load must not send every game again at each drop (that load
+drops more connections: a livelock).
 
 Commands arrive on the connection's thread, are checked there (commands.py), put on the
 service's queue, and answered (and acknowledged to the broker) once done. `cmd/resend`
@@ -45,7 +50,7 @@ from board_ctl.hall.connection import (
 )
 from board_ctl.hall.gamefeed import GameModel, JournalTail
 from board_ctl.hall.payloads import Live
-from board_ctl.hall.progress import AckWindow, Place, ProgressFile
+from board_ctl.hall.progress import AckHistory, AckWindow, Place, ProgressFile
 from board_ctl.hall.settings import MqttSettings
 from board_ctl.service.view import ViewState
 from board_ctl.words import count
@@ -61,6 +66,10 @@ PGN_EVERY = 1.0  # s between two PGNs of a game being played (its end is publish
 SAVE_EVERY = 0.5  # s between two writes of the progress file
 DRAIN = 5.0  # s the publisher may take at the service's end to send what is left
 RESENDS = 8  # games waiting to be published again (cmd/resend), at most
+# s of acknowledged messages sent again on a connection to a broker that kept the board's
+# session: it may have lost what it acknowledged since its last save to disk (the shipped
+# config saves every 30 s: autosave_interval), and the station heals anything older
+REWIND_KEPT = 90.0
 
 
 class MqttError(BoardCtlError, ConnectionError):
@@ -105,6 +114,10 @@ class BoardPublisher:
         self._thread: threading.Thread | None = None
         # the publisher thread's own
         self._window = AckWindow(self.progress.load())
+        self.rewind_kept = REWIND_KEPT
+        self._history = AckHistory(REWIND_KEPT, wall(), self._window.done)
+        self._lost_at: float | None = None  # when the last connection was lost
+        self._skip: Place | None = None  # acknowledged already: read, not sent again
         self._connected = False
         self._generation = 0
         self._games: list[str] = []  # games still to read, in order
@@ -315,12 +328,14 @@ class BoardPublisher:
                                   "the broker's ACL and [mqtt] topic_prefix)",
                                   self.settings.board_id, item.refused)
                     self.stats["acked"] += 1
-                    self._window.ack(item.mid)
+                    if self._window.ack(item.mid):
+                        self._history.note(self._wall(), self._window.done)
             elif isinstance(item, Connected):
                 self._on_connected(item)
             elif isinstance(item, Disconnected):
                 if item.generation == self._generation:
                     self._connected = False
+                    self._lost_at = self._wall()
                     log.warning("MQTT broker %s lost (%s): reconnecting; the journal keeps "
                                 "everything to publish", self.settings.url, item.reason)
             elif item is _REWIND:
@@ -356,11 +371,14 @@ class BoardPublisher:
         log.info("MQTT broker %s: board %s connected (session %s)", self.settings.url,
                  self.settings.board_id, "kept" if event.session_present else "new")
         self.connection.publish(self.settings.topic("status"), b"online", retain=True)
-        self._rewind()
+        resume = None
+        if event.session_present and self._lost_at is not None:
+            resume = self._history.at(self._lost_at - self.rewind_kept)
+        self._rewind(resume)
 
-    def _rewind(self) -> None:
-        """Back to the start of the first game not wholly acknowledged (a game being sent
-        again goes back to the head of its queue)."""
+    def _rewind(self, resume: Place | None = None) -> None:
+        """Back to just after `resume`, or (None) to the start of the first game not wholly
+        acknowledged (a game being sent again goes back to the head of its queue)."""
         if self._again is not None:
             model, tail = self._again
             tail.close()
@@ -373,15 +391,17 @@ class BoardPublisher:
         self._state_sig, self._pgn_version = None, -1
         done = self._window.done
         live = self._live.game_id if self._live is not None else None
-        first = done.game if done is not None else live
+        first = resume.game if resume is not None else done.game if done is not None else live
+        self._skip = resume
         self._games = self._archive_games(since=first) if first else []
         if self._games:
             self._known = max(self._known, self._games[-1])
 
     def _stalled(self) -> None:
-        """The connection did not take a message: from the first unacknowledged game
-        again, shortly (a reconnection, if the connection is gone, does the same)."""
-        self._rewind()
+        """The connection did not take a message: from the first unacknowledged message
+        again, shortly (a reconnection, if the connection is gone, decides again how far
+        back)."""
+        self._rewind(self._window.done)
         self._retry_at = self._wall() + POLL
 
     def _archive_games(self, since: str) -> list[str]:
@@ -421,7 +441,12 @@ class BoardPublisher:
                 self._state_sig, self._pgn_version = None, -1
             assert self._tail is not None
             records = self._tail.read(self.window_size - self._window.waiting)
+            skip = self._skip
             for line, record in records:
+                if skip is not None and skip.game == self._model.game_id and \
+                        line <= skip.line:
+                    self._model.take(record)  # (the game's state is built from its start)
+                    continue
                 if not self._take(line, record):
                     self._stalled()
                     return

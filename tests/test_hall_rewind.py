@@ -1,0 +1,116 @@
+"""How far back a board publishes again when it reconnects. A broker that kept the board's
+session lost at most what it acknowledged since its last save to disk: the board sends
+again only that (the window `rewind_kept`), not the whole game, so that a hall whose
+connections drop under load does not republish every game at every drop. A broker that
+lost the session (its store gone) gets every game not wholly acknowledged from its start.
+Real board service and publisher, real Mosquitto with the shipped config."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from board_ctl.hall.progress import AckHistory, Place
+from board_ctl.hall.replayhall import HallBoardSpec, ReplayHall
+from board_ctl.sensorlog import read_sensor_log
+from brokerkit import Broker, CutProxy, Station
+from servicekit import render
+
+USERS = {"arbiter": "arb-secret", "b1": "b1-secret"}
+
+
+@given(st.lists(st.tuples(st.floats(0, 50), st.integers(0, 5)), max_size=30),
+       st.floats(0, 100), st.floats(1, 60))
+def test_the_history_answers_where_the_acknowledgements_were_at_a_time(
+        steps: list[tuple[float, int]], ask_back: float, span: float) -> None:
+    history = AckHistory(span, 10.0, None)
+    now, line = 10.0, 0
+    noted: list[tuple[float, Place | None]] = [(10.0, None)]
+    for gap, lines in steps:
+        now, line = now + gap, line + lines
+        history.note(now, Place("g", line))
+        noted.append((now, Place("g", line)))
+    when = now - min(ask_back, span)  # (what the publisher asks: at most `span` back)
+    expected = None
+    for t, place in noted:
+        if t <= when:
+            expected = place
+    assert history.at(when) == expected
+    assert history.at(9.0) is None  # before the process started: not known
+
+
+def the_hall(tmp_path: Path, url: str) -> ReplayHall:
+    game = render("classics.pgn", 4, seed=2, plies=(0, 24))
+    log = read_sensor_log(io.StringIO(game.jsonl()))
+    return ReplayHall(tmp_path / "hall", [HallBoardSpec("b1", log.start, log.events, url,
+                                                        USERS["b1"])], speed=100)
+
+
+def played(hall: ReplayHall, station: Station) -> int:
+    session = hall.boards[0].service.last_session
+    assert session is not None
+    plies = len(session.record.moves)
+    key = ("b1", session.game_id)
+    station.wait(lambda: len(station.moves.get(key, [])) == plies, 30, "every move")
+    return plies
+
+
+def test_a_board_that_lost_its_connection_sends_again_only_what_the_broker_may_have_lost(
+        tmp_path: Path) -> None:
+    broker = Broker(tmp_path / "broker", USERS).start()
+    proxy = CutProxy(broker.port)
+    station = Station(broker)
+    hall = the_hall(tmp_path, proxy.url)
+    publisher = hall.boards[0].publisher
+    publisher.rewind_kept = 0.0  # the broker saves every second here: nothing to send again
+    try:
+        hall.start()
+        hall.run()
+        plies = played(hall, station)
+        assert station.duplicates == 0 and plies >= 20
+        connections = publisher.stats["connections"]
+        proxy.cut_off()
+        station.wait(lambda: station.on("b1/status")[-1].payload == b"offline", 30,
+                     "the board's last will")
+        proxy.restore()
+        station.wait(lambda: station.on("b1/status")[-1].payload == b"online", 30,
+                     "the board back")
+        assert publisher.stats["connections"] == connections + 1
+        # its state and PGN again (the retained copies), and not one move: before, the
+        # whole game came again at every reconnection
+        station.wait(lambda: len(station.on("b1/pgn")) >= 2, 10, "the PGN again")
+        assert station.duplicates == 0
+    finally:
+        hall.close()
+        station.close()
+        proxy.close()
+        broker.stop()
+
+
+def test_a_broker_that_lost_the_session_gets_the_whole_game_again(tmp_path: Path) -> None:
+    broker = Broker(tmp_path / "broker", USERS).start()
+    proxy = CutProxy(broker.port)  # (the board comes back once the station is back)
+    station = Station(broker)
+    hall = the_hall(tmp_path, proxy.url)
+    hall.boards[0].publisher.rewind_kept = 0.0  # (only a kept session is trusted)
+    try:
+        hall.start()
+        hall.run()
+        plies = played(hall, station)
+        proxy.cut_off()
+        broker.kill()
+        for store in broker.dir.glob("*.db"):  # its disk lost: a broker that keeps nothing
+            store.unlink()
+        connects = station.connects
+        broker.start()
+        station.wait(lambda: station.connects > connects, 30, "the station back")
+        proxy.restore()
+        station.wait(lambda: station.duplicates == plies, 30, "the whole game again")
+    finally:
+        hall.close()
+        station.close()
+        proxy.close()
+        broker.stop()
