@@ -71,7 +71,7 @@ def test_a_board_that_lost_its_connection_sends_again_only_what_the_broker_may_h
         hall.run()
         plies = played(hall, station)
         assert station.duplicates == 0 and plies >= 20
-        connections = publisher.stats["connections"]
+        connections, read = publisher.stats["connections"], publisher.stats["read"]
         proxy.cut_off()
         station.wait(lambda: station.on("b1/status")[-1].payload == b"offline", 30,
                      "the board's last will")
@@ -83,6 +83,7 @@ def test_a_board_that_lost_its_connection_sends_again_only_what_the_broker_may_h
         # whole game came again at every reconnection
         station.wait(lambda: len(station.on("b1/pgn")) >= 2, 10, "the PGN again")
         assert station.duplicates == 0
+        assert publisher.stats["read"] == read  # (the journal not read again either)
     finally:
         hall.close()
         station.close()

@@ -115,6 +115,11 @@ class AckHistory:
         while len(self._marks) > 1 and self._marks[1][0] <= horizon:
             self._marks.popleft()
 
+    @property
+    def floor(self) -> Place | None:
+        """The oldest place kept: `at` never answers an older one (but may answer None)."""
+        return self._marks[0][1]
+
     def at(self, when: float) -> Place | None:
         """The done place as it was at `when`; None if `when` is older than what is kept
         (before this process started: not known)."""

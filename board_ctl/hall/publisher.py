@@ -118,6 +118,11 @@ class BoardPublisher:
         self._history = AckHistory(REWIND_KEPT, wall(), self._window.done)
         self._lost_at: float | None = None  # when the last connection was lost
         self._skip: Place | None = None  # acknowledged already: read, not sent again
+        # the current stream's journal lines as sent (leaf and payload; None: no message),
+        # from just after where any rewind may go back to: a rewind within the game being
+        # read sends them again from here, without reading the journal from its start
+        self._sent: deque[tuple[Place, str | None, bytes | None]] = deque()
+        self._replay: deque[tuple[Place, str | None, bytes | None]] = deque()
         self._connected = False
         self._generation = 0
         self._games: list[str] = []  # games still to read, in order
@@ -133,7 +138,8 @@ class BoardPublisher:
         self._resends: deque[str] = deque()  # games the station asked for again
         self._again: tuple[GameModel, JournalTail] | None = None  # the one being sent
         self._saved_at = 0.0
-        self.stats = {"published": 0, "acked": 0, "connections": 0, "commands": 0}
+        # (read: journal lines read for the stream, again after a rewind to a game's start)
+        self.stats = {"published": 0, "acked": 0, "connections": 0, "commands": 0, "read": 0}
         self.native_ids: list[int] = self.connection.native_ids  # its threads (CPU figures)
 
     # ------------------------------------------------------------------ the service side
@@ -330,6 +336,7 @@ class BoardPublisher:
                     self.stats["acked"] += 1
                     if self._window.ack(item.mid):
                         self._history.note(self._wall(), self._window.done)
+                        self._forget_sent()
             elif isinstance(item, Connected):
                 self._on_connected(item)
             elif isinstance(item, Disconnected):
@@ -385,10 +392,14 @@ class BoardPublisher:
             self._resends.appendleft(model.game_id)
             self._again = None
         self._window.reset()
+        self._state_sig, self._pgn_version = None, -1
+        if resume is not None and self._replay_from(resume):
+            return
+        self._sent.clear()
+        self._replay.clear()
         if self._tail is not None:
             self._tail.close()
         self._tail, self._model = None, None
-        self._state_sig, self._pgn_version = None, -1
         done = self._window.done
         live = self._live.game_id if self._live is not None else None
         first = resume.game if resume is not None else done.game if done is not None else live
@@ -396,6 +407,28 @@ class BoardPublisher:
         self._games = self._archive_games(since=first) if first else []
         if self._games:
             self._known = max(self._known, self._games[-1])
+
+    def _replay_from(self, resume: Place) -> bool:
+        """Send again, from what was sent, the lines of the game being read after `resume`;
+        False if what was sent does not reach back to it."""
+        model = self._model
+        if model is None or resume.game != model.game_id:
+            return False
+        sent = self._sent
+        if sent and sent[0][0] > Place(resume.game, resume.line + 1):
+            return False  # (forgotten already: older than any rewind was to ask)
+        if not sent and self._tail is not None and self._tail.line > resume.line:
+            return False
+        self._replay = deque(item for item in sent if item[0] > resume)
+        return True
+
+    def _forget_sent(self) -> None:
+        """Drop what no rewind can ask for again: what was acknowledged before the oldest
+        place the history keeps."""
+        floor = self._history.floor
+        sent = self._sent
+        while sent and floor is not None and sent[0][0] <= floor:
+            sent.popleft()
 
     def _stalled(self) -> None:
         """The connection did not take a message: from the first unacknowledged message
@@ -431,6 +464,16 @@ class BoardPublisher:
 
     def _pump(self, force_pgn: bool = False) -> None:
         self._at_end = False
+        while self._replay and self._window.waiting < self.window_size:
+            place, leaf, data = self._replay[0]
+            mid = None if leaf is None else self._send(leaf, data or b"")
+            if leaf is not None and mid is None:
+                self._stalled()
+                return
+            self._replay.popleft()
+            self._window.add(place, mid)
+        if self._replay:
+            return
         while self._window.waiting < self.window_size:
             if self._model is None:
                 if not self._games:
@@ -441,6 +484,7 @@ class BoardPublisher:
                 self._state_sig, self._pgn_version = None, -1
             assert self._tail is not None
             records = self._tail.read(self.window_size - self._window.waiting)
+            self.stats["read"] += len(records)
             skip = self._skip
             for line, record in records:
                 if skip is not None and skip.game == self._model.game_id and \
@@ -490,25 +534,33 @@ class BoardPublisher:
             self._state_sig = None  # the current game's state again, after this one
 
     def _take(self, line: int, record: dict[str, Any], model: GameModel | None = None) -> bool:
-        """Publish what a journal line holds; False if the connection did not take it."""
+        """Publish what a journal line holds; False if the connection did not take it.
+        (`model`: a game sent again on request, not the stream: not kept in `_sent`.)"""
+        stream = model is None
         model = model or self._model
         assert model is not None
         effect = model.take(record)
         now = int(self._wall() * 1000)
         board = self.settings.board_id
-        mid = None
+        place = Place(model.game_id, line)
         if isinstance(effect, MoveMade):
-            mid = self._publish("move", payloads.move_payload(board, model, line, effect, now))
+            leaf, payload = "move", payloads.move_payload(board, model, line, effect, now)
         elif isinstance(effect, Alert):
-            mid = self._publish("alert", payloads.alert_payload(board, model, line, effect, now))
+            leaf, payload = "alert", payloads.alert_payload(board, model, line, effect, now)
         elif isinstance(effect, AlertCleared):
-            mid = self._publish("clear", payloads.clear_payload(board, model, line, effect, now))
+            leaf, payload = "clear", payloads.clear_payload(board, model, line, effect, now)
         else:
-            self._window.add(Place(model.game_id, line), None)
+            self._window.add(place, None)
+            if stream:
+                self._sent.append((place, None, None))
             return True
+        data = _json(payload)
+        mid = self._send(leaf, data)
         if mid is None:
             return False
-        self._window.add(Place(model.game_id, line), mid)
+        self._window.add(place, mid)
+        if stream:
+            self._sent.append((place, leaf, data))
         return True
 
     def _publish_state(self, final: bool = False, force_pgn: bool = False) -> None:
@@ -544,8 +596,11 @@ class BoardPublisher:
                 self.connection.publish(self.settings.topic("pgn"), pgn, retain=True)
 
     def _publish(self, leaf: str, payload: dict[str, Any], retain: bool = False) -> int | None:
+        return self._send(leaf, _json(payload), retain)
+
+    def _send(self, leaf: str, data: bytes, retain: bool = False) -> int | None:
         self.stats["published"] += 1
-        return self.connection.publish(self.settings.topic(leaf), _json(payload), retain)
+        return self.connection.publish(self.settings.topic(leaf), data, retain)
 
     def _save_progress(self, force: bool = False) -> None:
         done = self._window.done
