@@ -8,8 +8,11 @@ Real board service and publisher, real Mosquitto with the shipped config."""
 from __future__ import annotations
 
 import io
+import random
+import threading
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -42,11 +45,11 @@ def test_the_history_answers_where_the_acknowledgements_were_at_a_time(
     assert history.at(9.0) is None  # before the process started: not known
 
 
-def the_hall(tmp_path: Path, url: str) -> ReplayHall:
-    game = render("classics.pgn", 4, seed=2, plies=(0, 24))
+def the_hall(tmp_path: Path, url: str, plies: int = 24, speed: float = 100) -> ReplayHall:
+    game = render("classics.pgn", 4, seed=2, plies=(0, plies))
     log = read_sensor_log(io.StringIO(game.jsonl()))
     return ReplayHall(tmp_path / "hall", [HallBoardSpec("b1", log.start, log.events, url,
-                                                        USERS["b1"])], speed=100)
+                                                        USERS["b1"])], speed=speed)
 
 
 def played(hall: ReplayHall, station: Station) -> int:
@@ -114,4 +117,90 @@ def test_a_broker_that_lost_the_session_gets_the_whole_game_again(tmp_path: Path
         hall.close()
         station.close()
         proxy.close()
+        broker.stop()
+
+
+@pytest.mark.slow
+def test_connections_cut_again_and_again_mid_game_lose_and_disorder_nothing(
+        tmp_path: Path) -> None:
+    """Cut while messages are on their way, with a small window: the publisher stalls in
+    the middle of what it read, and goes on from what it had sent and not yet sent."""
+    broker = Broker(tmp_path / "broker", USERS).start()
+    proxy = CutProxy(broker.port)
+    station = Station(broker)
+    hall = the_hall(tmp_path, proxy.url, plies=60, speed=40)
+    publisher = hall.boards[0].publisher
+    publisher.rewind_kept = 0.0
+    publisher.window_size = 2
+    stop = threading.Event()
+
+    def cutter() -> None:
+        while not stop.wait(0.4):
+            proxy.cut_off()
+            stop.wait(0.05)
+            proxy.restore()
+
+    thread = threading.Thread(target=cutter, daemon=True)
+    try:
+        hall.start()
+        thread.start()
+        hall.run()
+        stop.set()
+        thread.join()
+        session = hall.boards[0].service.last_session
+        assert session is not None
+        plies = len(session.record.moves)
+        key = ("b1", session.game_id)
+        station.wait(lambda: len(station.moves.get(key, [])) == plies, 60, "every move")
+        moves = station.moves[key]
+        assert [m["san"] for m in moves] == [m.san for m in session.record.moves]
+        assert publisher.stats["connections"] >= 5
+        arrived = [r.json()["ply"] for r in station.on("b1/move")]
+        for before, after in zip(arrived, arrived[1:]):  # in order, or again from earlier
+            assert after == before + 1 or after <= before, arrived
+    finally:
+        stop.set()
+        hall.close()
+        station.close()
+        proxy.close()
+        broker.stop()
+
+
+def test_a_message_the_connection_does_not_take_is_sent_again_with_all_after_it(
+        tmp_path: Path) -> None:
+    """The connection refuses a publish now and then (as it does between losing its
+    socket and saying so): the publisher stalls in the middle of the lines it has read,
+    and goes on from the first line not acknowledged, losing none of those it had read."""
+    broker = Broker(tmp_path / "broker", USERS).start()
+    station = Station(broker)
+    hall = the_hall(tmp_path, broker.url, plies=60, speed=1000)
+    publisher = hall.boards[0].publisher
+    connection = publisher.connection
+    real_publish = connection.publish
+    calls = {"moves": 0, "refused": 0}
+    refuse = set(random.Random(5).sample(range(3, 60), 4))  # (each move publish counted)
+
+    def publish(topic: str, payload: bytes, retain: bool = False) -> int | None:
+        if topic.endswith("/move"):
+            calls["moves"] += 1
+            if calls["moves"] in refuse:
+                calls["refused"] += 1
+                return None
+        return real_publish(topic, payload, retain)
+
+    connection.publish = publish  # type: ignore[method-assign]
+    try:
+        hall.start()
+        hall.run()
+        session = hall.boards[0].service.last_session
+        assert session is not None
+        plies = len(session.record.moves)
+        key = ("b1", session.game_id)
+        station.wait(lambda: len(station.moves.get(key, [])) == plies, 60, "every move")
+        assert [m["san"] for m in station.moves[key]] == \
+            [m.san for m in session.record.moves]
+        assert calls["refused"] == 4
+    finally:
+        hall.close()
+        station.close()
         broker.stop()

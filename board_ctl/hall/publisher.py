@@ -81,6 +81,7 @@ class MqttRefused(ConfigError):
 
 
 _REWIND = object()  # (inbox) from the first game not acknowledged again
+Line = tuple[Place, str | None, bytes | None]  # a journal line as sent: its leaf, payload
 
 
 def _json(payload: dict[str, Any]) -> bytes:
@@ -118,11 +119,12 @@ class BoardPublisher:
         self._history = AckHistory(REWIND_KEPT, wall(), self._window.done)
         self._lost_at: float | None = None  # when the last connection was lost
         self._skip: Place | None = None  # acknowledged already: read, not sent again
-        # the current stream's journal lines as sent (leaf and payload; None: no message),
-        # from just after where any rewind may go back to: a rewind within the game being
-        # read sends them again from here, without reading the journal from its start
-        self._sent: deque[tuple[Place, str | None, bytes | None]] = deque()
-        self._replay: deque[tuple[Place, str | None, bytes | None]] = deque()
+        # The stream's journal lines read, as messages (leaf and payload; None: no message):
+        # those to send, in order, and those sent, from just after where any rewind may go
+        # back to. A rewind within the game being read moves what was sent after its place
+        # back to the head of those to send, without reading the journal from its start.
+        self._unsent: deque[Line] = deque()
+        self._sent: deque[Line] = deque()
         self._connected = False
         self._generation = 0
         self._games: list[str] = []  # games still to read, in order
@@ -396,7 +398,7 @@ class BoardPublisher:
         if resume is not None and self._replay_from(resume):
             return
         self._sent.clear()
-        self._replay.clear()
+        self._unsent.clear()
         if self._tail is not None:
             self._tail.close()
         self._tail, self._model = None, None
@@ -414,12 +416,14 @@ class BoardPublisher:
         model = self._model
         if model is None or resume.game != model.game_id:
             return False
-        sent = self._sent
-        if sent and sent[0][0] > Place(resume.game, resume.line + 1):
+        sent, unsent = self._sent, self._unsent
+        first = sent[0][0] if sent else unsent[0][0] if unsent else None
+        if first is not None and first > Place(resume.game, resume.line + 1):
             return False  # (forgotten already: older than any rewind was to ask)
-        if not sent and self._tail is not None and self._tail.line > resume.line:
+        if first is None and self._tail is not None and self._tail.line > resume.line:
             return False
-        self._replay = deque(item for item in sent if item[0] > resume)
+        while sent and sent[-1][0] > resume:
+            unsent.appendleft(sent.pop())
         return True
 
     def _forget_sent(self) -> None:
@@ -430,11 +434,11 @@ class BoardPublisher:
         while sent and floor is not None and sent[0][0] <= floor:
             sent.popleft()
 
-    def _stalled(self) -> None:
+    def _stalled(self, resume: Place | None = None) -> None:
         """The connection did not take a message: from the first unacknowledged message
         again, shortly (a reconnection, if the connection is gone, decides again how far
-        back)."""
-        self._rewind(self._window.done)
+        back); after a fault, from the first game not wholly acknowledged."""
+        self._rewind(resume)
         self._retry_at = self._wall() + POLL
 
     def _archive_games(self, since: str) -> list[str]:
@@ -464,17 +468,18 @@ class BoardPublisher:
 
     def _pump(self, force_pgn: bool = False) -> None:
         self._at_end = False
-        while self._replay and self._window.waiting < self.window_size:
-            place, leaf, data = self._replay[0]
-            mid = None if leaf is None else self._send(leaf, data or b"")
-            if leaf is not None and mid is None:
-                self._stalled()
-                return
-            self._replay.popleft()
-            self._window.add(place, mid)
-        if self._replay:
-            return
         while self._window.waiting < self.window_size:
+            if self._unsent:
+                item = self._unsent[0]
+                place, leaf, data = item
+                mid = None if leaf is None else self._send(leaf, data or b"")
+                if leaf is not None and mid is None:
+                    self._stalled(self._window.done)
+                    return
+                self._unsent.popleft()
+                self._window.add(place, mid)
+                self._sent.append(item)
+                continue
             if self._model is None:
                 if not self._games:
                     break
@@ -491,9 +496,7 @@ class BoardPublisher:
                         line <= skip.line:
                     self._model.take(record)  # (the game's state is built from its start)
                     continue
-                if not self._take(line, record):
-                    self._stalled()
-                    return
+                self._unsent.append(self._line(line, record))
             if records:
                 continue
             if not self._games:  # the latest game: it may still grow
@@ -521,7 +524,7 @@ class BoardPublisher:
             records = tail.read(self.window_size - self._window.waiting)
             for line, record in records:
                 if not self._take(line, record, model):
-                    self._stalled()
+                    self._stalled(self._window.done)
                     return
             if records:
                 continue
@@ -533,10 +536,8 @@ class BoardPublisher:
                     self.settings.board_id, model, None, int(self._wall() * 1000)))
             self._state_sig = None  # the current game's state again, after this one
 
-    def _take(self, line: int, record: dict[str, Any], model: GameModel | None = None) -> bool:
-        """Publish what a journal line holds; False if the connection did not take it.
-        (`model`: a game sent again on request, not the stream: not kept in `_sent`.)"""
-        stream = model is None
+    def _line(self, line: int, record: dict[str, Any], model: GameModel | None = None) -> Line:
+        """What a journal line of `model`'s game (default: the stream's) publishes."""
         model = model or self._model
         assert model is not None
         effect = model.take(record)
@@ -544,23 +545,21 @@ class BoardPublisher:
         board = self.settings.board_id
         place = Place(model.game_id, line)
         if isinstance(effect, MoveMade):
-            leaf, payload = "move", payloads.move_payload(board, model, line, effect, now)
-        elif isinstance(effect, Alert):
-            leaf, payload = "alert", payloads.alert_payload(board, model, line, effect, now)
-        elif isinstance(effect, AlertCleared):
-            leaf, payload = "clear", payloads.clear_payload(board, model, line, effect, now)
-        else:
-            self._window.add(place, None)
-            if stream:
-                self._sent.append((place, None, None))
-            return True
-        data = _json(payload)
-        mid = self._send(leaf, data)
-        if mid is None:
+            return place, "move", _json(payloads.move_payload(board, model, line, effect, now))
+        if isinstance(effect, Alert):
+            return place, "alert", _json(payloads.alert_payload(board, model, line, effect, now))
+        if isinstance(effect, AlertCleared):
+            return place, "clear", _json(payloads.clear_payload(board, model, line, effect, now))
+        return place, None, None
+
+    def _take(self, line: int, record: dict[str, Any], model: GameModel) -> bool:
+        """Publish what a journal line of a game sent again holds; False if the connection
+        did not take it."""
+        place, leaf, data = self._line(line, record, model)
+        mid = None if leaf is None else self._send(leaf, data or b"")
+        if leaf is not None and mid is None:
             return False
         self._window.add(place, mid)
-        if stream:
-            self._sent.append((place, leaf, data))
         return True
 
     def _publish_state(self, final: bool = False, force_pgn: bool = False) -> None:
