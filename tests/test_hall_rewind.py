@@ -53,11 +53,13 @@ def the_hall(tmp_path: Path, url: str, plies: int = 24, speed: float = 100) -> R
 
 
 def played(hall: ReplayHall, station: Station) -> int:
+    """Every move of the board's game at the station, as played; how many."""
     session = hall.boards[0].service.last_session
     assert session is not None
     plies = len(session.record.moves)
     key = ("b1", session.game_id)
-    station.wait(lambda: len(station.moves.get(key, [])) == plies, 30, "every move")
+    station.wait(lambda: len(station.moves.get(key, [])) == plies, 60, "every move")
+    assert [m["san"] for m in station.moves[key]] == [m.san for m in session.record.moves]
     return plies
 
 
@@ -147,13 +149,7 @@ def test_connections_cut_again_and_again_mid_game_lose_and_disorder_nothing(
         hall.run()
         stop.set()
         thread.join()
-        session = hall.boards[0].service.last_session
-        assert session is not None
-        plies = len(session.record.moves)
-        key = ("b1", session.game_id)
-        station.wait(lambda: len(station.moves.get(key, [])) == plies, 60, "every move")
-        moves = station.moves[key]
-        assert [m["san"] for m in moves] == [m.san for m in session.record.moves]
+        played(hall, station)
         assert publisher.stats["connections"] >= 5
         arrived = [r.json()["ply"] for r in station.on("b1/move")]
         for before, after in zip(arrived, arrived[1:]):  # in order, or again from earlier
@@ -192,13 +188,7 @@ def test_a_message_the_connection_does_not_take_is_sent_again_with_all_after_it(
     try:
         hall.start()
         hall.run()
-        session = hall.boards[0].service.last_session
-        assert session is not None
-        plies = len(session.record.moves)
-        key = ("b1", session.game_id)
-        station.wait(lambda: len(station.moves.get(key, [])) == plies, 60, "every move")
-        assert [m["san"] for m in station.moves[key]] == \
-            [m.san for m in session.record.moves]
+        played(hall, station)
         assert calls["refused"] == 4
     finally:
         hall.close()
