@@ -438,7 +438,8 @@ HAND_IN_AIR_US = us(HAND_IN_AIR)
 
 
 def knocked_in_hand(turn: Turn, origin: chess.Square, lifted: chess.Bitboard,
-                    now: int = FOREVER) -> tuple[chess.Bitboard, chess.Bitboard, int]:
+                    now: int = FOREVER, landed_only: bool = False
+                    ) -> tuple[chess.Bitboard, chess.Bitboard, int]:
     """Of the pieces `lifted` (standing before the turn), those the hand carrying the
     piece from `origin` may have knocked over at `now`; where they and that piece came
     down since; and until when that reading holds (unless the board changes first).
@@ -449,7 +450,7 @@ def knocked_in_hand(turn: Turn, origin: chess.Square, lifted: chess.Bitboard,
     carried). The piece in hand then comes down after it (on a square it can go to, not
     where the knocked piece fell): until HAND_IN_AIR after its lift it may still be in
     hand; seen coming down, the knocked piece is put back at once, or is the opponent's
-    (his reply) once away KNOCK_OFF."""
+    (his reply) once away KNOCK_OFF. `landed_only`: only where it was seen coming down."""
     if not lifted:
         return 0, 0, FOREVER
     events = turn.events_on
@@ -482,12 +483,35 @@ def knocked_in_hand(turn: Turn, origin: chess.Square, lifted: chess.Bitboard,
             if any(placed_ and when > left for when, placed_ in events.get(target, ())):
                 landed |= chess.BB_SQUARES[target]
         expires = left + KNOCK_OFF_US if landed else in_hand + HAND_IN_AIR_US
-        if now > expires:
+        if now > expires or landed_only and not landed:
             continue
         knocks |= chess.BB_SQUARES[square]
         put |= fell | landed
         until = min(until, expires + 1)
     return knocks, put, until
+
+
+def _victims(match: Match) -> chess.Bitboard:
+    victims = 0
+    for shape in match.shapes:
+        if shape.captured is not None:
+            victims |= chess.BB_SQUARES[shape.captured]
+    return victims
+
+
+def knocked_only(turn: Turn, line: Shape, lifted: chess.Bitboard, put: chess.Bitboard,
+                 now: int, pressed: bool = False) -> int | None:
+    """Whether the pieces `lifted` and `put` (against the position after `line`, its
+    victims aside) are all the hand making `line` knocking pieces over and putting its
+    own down (`knocked_in_hand`): until when that reading holds, or None. `pressed`: the
+    clock was pressed, the hand has left: a knock tells only where the piece in hand was
+    seen coming down after it, and then it holds (the press, not the opponent, says when
+    the move was made)."""
+    knocks, hands, until = knocked_in_hand(turn, line.move.from_square, lifted,
+                                           NEVER if pressed else now, pressed)
+    if not knocks or lifted & ~knocks or put & ~hands:
+        return None
+    return until
 
 
 def reply_put_down(turn: Turn, match: Match, line: Shape, since: int,
@@ -508,13 +532,9 @@ def reply_put_down(turn: Turn, match: Match, line: Shape, since: int,
     put = occupied & ~after
     if match is not turn.ambiguous:  # (a completed capture: the mover's hand has left)
         lifted = after & ~occupied  # pieces gone from the position after `line`
-        victims = 0
-        for shape in match.shapes:
-            if shape.captured is not None:
-                victims |= chess.BB_SQUARES[shape.captured]
-        knocks, hands, until = knocked_in_hand(turn, line.move.from_square,
-                                               lifted & ~victims, now)
-        if knocks and not (lifted & ~(victims | knocks) or put & ~hands):
+        victims = _victims(match)
+        until = knocked_only(turn, line, lifted & ~victims, put, now)
+        if until is not None:
             # His hand, carrying the piece, knocked those over (4.2.2): until they are
             # away too long for that, when the board is read again.
             if turn.knock_excused is None or until < turn.knock_excused:
@@ -584,6 +604,13 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
             # A lift still settling: a slid piece may have closed the next square before
             # leaving its own. Read the reply seen with that square empty, as it is.
             fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied & ~leaving)]
+        if fitting and ctx.pressing and not match.placed and not placed(turn, match):
+            # At the press: no reply in what the hand carrying the piece knocked over.
+            position = turn.position
+            victims = _victims(match)
+            fitting = [s for s in fitting if knocked_only(
+                turn, s, s.after(position.occupied) & ~ctx.occupied & ~victims,
+                ctx.occupied & ~s.after(position.occupied), ctx.t, pressed=True) is None]
         if fitting and not match.placed and not placed(turn, match) and not ctx.pressing:
             # A piece in hand that no one saw land may still be on its way. With a clock,
             # its press says when it landed; failing that, a reply that puts a piece down
