@@ -571,7 +571,10 @@ def test_every_rendering_with_a_piece_knocked_and_put_back_quickly_is_read_right
         except NoEligiblePly:
             continue
         verdict = judge(rendered, replay(rendered))
-        if not verdict.correct:
+        # (a piece knocked onto a square the moving piece could have gone to, put back
+        # after the press: the readings may mirror each other, and the move is then
+        # flagged uncertain, the right one recorded or not; never silently wrong)
+        if not (verdict.right_alerts and (verdict.exact or verdict.uncertain)):
             wrong.append((game, verdict))
     assert wrong == []
 
