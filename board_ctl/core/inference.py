@@ -132,6 +132,14 @@ def capture_evidence(turn: Turn, origin: chess.Square, before: int = FOREVER
             taken.append((-seen[-1][0], square))
     if not landed and not taken and lifted != NEVER:
         landed = pushed_off(turn, origin, lifted, before)
+    elif len(landed) > 1:
+        # A piece the hand knocked over (onto a neighbouring square) and put back is
+        # read as the victim only where no other square saw the capturing piece land.
+        knocked = knocked_by_hand(turn, origin)
+        if knocked:
+            landed.sort()
+            landed.sort(key=lambda found: bool(knocked & bb[found[1]]))  # (stable)
+            return [sq for _, sq in landed], [sq for _, sq in sorted(taken)]
     return ([sq for _, sq in sorted(landed)] if landed else [],
             [sq for _, sq in sorted(taken)] if taken else [])
 
@@ -422,9 +430,92 @@ def answers(turn: Turn, line: Shape, occupied: chess.Bitboard) -> bool:
 
 REPLY, HAND, NOT_YET = "reply", "hand", "not yet"
 
+# A piece is carried by hand for 0.2-1.5 s; the opponent answers only once it is down,
+# and he needs a moment to see it there. A piece next to where the piece in hand can go,
+# lifted while it may still be in hand, is as likely knocked over by that hand.
+HAND_IN_AIR = 1.5  # s
+HAND_IN_AIR_US = us(HAND_IN_AIR)
+
+
+def knocked_in_hand(turn: Turn, origin: chess.Square, lifted: chess.Bitboard,
+                    now: int = FOREVER, landed_only: bool = False
+                    ) -> tuple[chess.Bitboard, chess.Bitboard, int]:
+    """Of the pieces `lifted` (standing before the turn), those the hand carrying the
+    piece from `origin` may have knocked over at `now`; where they and that piece came
+    down since; and until when that reading holds (unless the board changes first).
+
+    Each stands next to a square that piece can cross or land on, left its square after
+    the piece was lifted and within HAND_IN_AIR of it, and came down on an empty
+    neighbouring square within KNOCK_FLIGHT or nowhere (knocked pieces fall, they are not
+    carried). The piece in hand then comes down after it (on a square it can go to, not
+    where the knocked piece fell): until HAND_IN_AIR after its lift it may still be in
+    hand; seen coming down, the knocked piece is put back at once, or is the opponent's
+    (his reply) once away KNOCK_OFF. `landed_only`: only where it was seen coming down."""
+    if not lifted:
+        return 0, 0, FOREVER
+    events = turn.events_on
+    position = turn.position
+    reach = 0  # the squares the piece in hand can cross or land on
+    for shape in position.moves_from(chess.BB_SQUARES[origin]):
+        move = shape.move
+        reach |= (chess.BB_SQUARES[move.to_square] | shape.filled
+                  | chess.between(origin, move.to_square))
+    beside = chess.BB_KING_ATTACKS[origin]
+    for square in chess.scan_forward(reach):
+        beside |= chess.BB_KING_ATTACKS[square]
+    lifts = [when for when, placed_ in events.get(origin, ()) if not placed_]
+    knocks = put = 0
+    until = FOREVER
+    for square in chess.scan_forward(lifted & beside):
+        left = next((when for when, placed_ in events.get(square, ()) if not placed_),
+                    FOREVER)
+        in_hand = max((when for when in lifts if when < left), default=NEVER)
+        if left - in_hand > HAND_IN_AIR_US:
+            continue
+        fell, first = 0, left + KNOCK_FLIGHT_US  # (it falls on one square: the first)
+        for neighbour in chess.scan_forward(chess.BB_KING_ATTACKS[square] & ~position.occupied):
+            came = next((when for when, placed_ in events.get(neighbour, ()) if placed_
+                         and when >= left - OVERLAP_US), FOREVER)
+            if came <= first:
+                fell, first = chess.BB_SQUARES[neighbour], came
+        landed = 0  # where the piece in hand came down since
+        for target in chess.scan_forward(reach & ~fell):
+            if any(placed_ and when > left for when, placed_ in events.get(target, ())):
+                landed |= chess.BB_SQUARES[target]
+        expires = left + KNOCK_OFF_US if landed else in_hand + HAND_IN_AIR_US
+        if now > expires or landed_only and not landed:
+            continue
+        knocks |= chess.BB_SQUARES[square]
+        put |= fell | landed
+        until = min(until, expires + 1)
+    return knocks, put, until
+
+
+def _victims(match: Match) -> chess.Bitboard:
+    victims = 0
+    for shape in match.shapes:
+        if shape.captured is not None:
+            victims |= chess.BB_SQUARES[shape.captured]
+    return victims
+
+
+def knocked_only(turn: Turn, line: Shape, lifted: chess.Bitboard, put: chess.Bitboard,
+                 now: int, pressed: bool = False) -> int | None:
+    """Whether the pieces `lifted` and `put` (against the position after `line`, its
+    victims aside) are all the hand making `line` knocking pieces over and putting its
+    own down (`knocked_in_hand`): until when that reading holds, or None. `pressed`: the
+    clock was pressed, the hand has left: a knock tells only where the piece in hand was
+    seen coming down after it, and then it holds (the press, not the opponent, says when
+    the move was made)."""
+    knocks, hands, until = knocked_in_hand(turn, line.move.from_square, lifted,
+                                           NEVER if pressed else now, pressed)
+    if not knocks or lifted & ~knocks or put & ~hands:
+        return None
+    return until
+
 
 def reply_put_down(turn: Turn, match: Match, line: Shape, since: int,
-                   occupied: chess.Bitboard, press_to_come: bool) -> str:
+                   occupied: chess.Bitboard, press_to_come: bool, now: int = FOREVER) -> str:
     """Whether the opponent's reply to `line`, a capture whose piece nobody saw land, is
     seen putting a piece down (REPLY), in a way the mover's own hand explains (HAND), or
     not yet (NOT_YET).
@@ -441,10 +532,14 @@ def reply_put_down(turn: Turn, match: Match, line: Shape, since: int,
     put = occupied & ~after
     if match is not turn.ambiguous:  # (a completed capture: the mover's hand has left)
         lifted = after & ~occupied  # pieces gone from the position after `line`
-        victims = 0
-        for shape in match.shapes:
-            if shape.captured is not None:
-                victims |= chess.BB_SQUARES[shape.captured]
+        victims = _victims(match)
+        until = knocked_only(turn, line, lifted & ~victims, put, now)
+        if until is not None:
+            # His hand, carrying the piece, knocked those over (4.2.2): until they are
+            # away too long for that, when the board is read again.
+            if turn.knock_excused is None or until < turn.knock_excused:
+                turn.knock_excused = until
+            return HAND
         if lifted and not lifted & ~victims:
             return HAND  # only the mover's possible victims were lifted
         landing = 0  # where the piece in hand could have been put down
@@ -509,13 +604,21 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
             # A lift still settling: a slid piece may have closed the next square before
             # leaving its own. Read the reply seen with that square empty, as it is.
             fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied & ~leaving)]
+        if fitting and ctx.pressing and not match.placed and not placed(turn, match):
+            # At the press: no reply in what the hand carrying the piece knocked over.
+            position = turn.position
+            victims = _victims(match)
+            fitting = [s for s in fitting if knocked_only(
+                turn, s, s.after(position.occupied) & ~ctx.occupied & ~victims,
+                ctx.occupied & ~s.after(position.occupied), ctx.t, pressed=True) is None]
         if fitting and not match.placed and not placed(turn, match) and not ctx.pressing:
             # A piece in hand that no one saw land may still be on its way. With a clock,
             # its press says when it landed; failing that, a reply that puts a piece down
             # the mover's hand does not explain. Without one, any reply his hand does not
             # explain (it may be a capture pushed off unseen in turn: nothing put down).
             since = match.left_at if match.left_at is not None else ctx.t
-            verdicts = [reply_put_down(turn, match, s, since, ctx.occupied, ctx.clock_in_use)
+            verdicts = [reply_put_down(turn, match, s, since, ctx.occupied, ctx.clock_in_use,
+                                       ctx.t)
                         for s in fitting]
             if ctx.clock_in_use:
                 fitting = [s for s, verdict in zip(fitting, verdicts) if verdict == REPLY]

@@ -48,8 +48,13 @@ OVERLAP = 0.05  # s, with a margin
 # A knocked piece falls or slides onto a neighbouring square in a fraction of a second; a
 # piece carried by hand is in the air 0.2-1.5 s, and one moved on purpose may go anywhere.
 KNOCK_FLIGHT = 0.6  # s: the longest fall of a knocked piece
+# Most fall within a quarter of a second (a piece's height takes 0.1-0.2 s to fall; one
+# toppling or sliding over takes a little longer): one that took longer, up to
+# KNOCK_FLIGHT, may as well have been carried, and costs more as it does.
+KNOCK_FALL = 0.25  # s
 # The costs, in the units of an unlikely event (think of -log of its odds):
 KNOCKED = 3.0  # a piece of the mover's knocked over by his hand during the move
+SLOW_FALL = 3.0  # ... and in the air KNOCK_FLIGHT: added in proportion beyond KNOCK_FALL
 DISPLACED = 2.0  # an opponent's piece displaced (7.4): never a move of the mover's
 OFF_BOARD = 1.5  # a piece lifted and put down nowhere: in a hand, or fallen off the board
 FIRST_LIFTED = 2.0  # the piece the hand lifted first taken as knocked, not as the move's
@@ -60,7 +65,7 @@ IMPOSSIBLE = 100.0  # a piece come down before it left its square
 MARGIN = 1.5
 MOST_LANDINGS = 3  # pieces come down elsewhere around a move at most: a hand knocks a few
 
-OVERLAP_US, KNOCK_FLIGHT_US = us(OVERLAP), us(KNOCK_FLIGHT)
+OVERLAP_US, KNOCK_FLIGHT_US, KNOCK_FALL_US = us(OVERLAP), us(KNOCK_FLIGHT), us(KNOCK_FALL)
 
 
 class Explanation(NamedTuple):
@@ -338,7 +343,8 @@ class TurnReading:
         if far or not near & chess.BB_SQUARES[source]:
             return DELIBERATE, False  # moved on purpose: no knock goes so far, or so slowly
         # (two lifts within OVERLAP are one grasp: either was lifted first)
-        return KNOCKED + (FIRST_LIFTED if left <= first + OVERLAP_US else 0.0), True
+        slow = SLOW_FALL * max(0, came - left - KNOCK_FALL_US) / (KNOCK_FLIGHT_US - KNOCK_FALL_US)
+        return KNOCKED + slow + (FIRST_LIFTED if left <= first + OVERLAP_US else 0.0), True
 
     @staticmethod
     def knocked(turn: Turn, shape: Shape) -> chess.Bitboard:

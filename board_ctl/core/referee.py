@@ -228,6 +228,8 @@ class Referee:
                 due.append((match.since + GAME_END_HOLD_US, self.completion.end_by_placement))
             if turn.crossing is not None:
                 due.append((turn.crossing, self.sensing.crossing_over))
+            if turn.knock_excused is not None:
+                due.append((turn.knock_excused, self.sensing.knock_over))
             flag = self.game_clock.flag_deadline() if decision is None else None
             if flag is not None:  # (a press under judgement stopped the clock)
                 due.append((flag, self.completion.flag))
@@ -280,6 +282,8 @@ class Referee:
         turn = self.game.turn
         if turn.crossing is not None and turn.crossing <= t:
             return False  # (a square read as crossed, held past the crossing)
+        if turn.knock_excused is not None and turn.knock_excused <= t:
+            return False  # (a piece read as knocked over, away too long for that)
         match = turn.match
         if (match is not None and match.ends_game is not False
                 and match.since + GAME_END_HOLD_US <= t):

@@ -333,6 +333,14 @@ class Sensing:
         if self.game.result is None:
             self._unexplained(when, stop=True)
 
+    def knock_over(self, when: int) -> None:
+        """A piece lifted beside the mover's hand, read as knocked over by it, is away too
+        long for that: the board is read again (the opponent's reply begun, perhaps)."""
+        game = self.game
+        game.turn.knock_excused = None
+        if game.result is None and not game.clock_in_use:
+            self.opponent_started(when)
+
     def mismatch(self, when: int) -> None:
         reference = infer.reference_occupancy(self.game.turn)
         self.out.raise_(when, self.displaced.mismatch(reference, self.game.occupied))

@@ -61,7 +61,7 @@ class Turn:
     __slots__ = ("position", "started", "touched", "events_on", "lifted_raw", "match", "seen",
                  "released", "must_move", "ambiguous", "waiting_reply", "replies",
                  "selections", "made", "knocked", "displaced", "crossing", "asking",
-                 "knocked_before")
+                 "knocked_before", "knock_excused")
 
     def __init__(self, position: Position, started: int) -> None:
         self.position = position
@@ -90,6 +90,9 @@ class Turn:
         # A slid piece read as crossing a square (a move on its way): until when that
         # reading holds; the square still held then, it was a stop.
         self.crossing: int | None = None
+        # Without a clock, an opponent's piece lifted beside the mover's hand read as
+        # knocked over by it, not as his reply begun: until when that reading holds.
+        self.knock_excused: int | None = None
         # The last move was read so, or otherwise as likely: the squares of its readings,
         # lit to ask the players to check it until the board next changes.
         self.asking: tuple[chess.Square, ...] = ()
@@ -122,6 +125,7 @@ class Turn:
         """Nothing on the board is a move any more (an illegal attempt was judged)."""
         self.match = None
         self.crossing = None
+        self.knock_excused = None
         self.touched.clear()
         self.released.clear()
         self.events_on.clear()
