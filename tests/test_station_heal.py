@@ -171,11 +171,11 @@ def test_a_board_cannot_make_the_station_parse_pgns_again_and_again(
         parses.append(1)
         return read_game(stream, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(station_model.chess.pgn, "read_game", counted)
-    board = board_of(6, publish_pgn=False)
+    board = board_of(6, publish_pgn=False)  # (reads the corpus: before the count starts)
     played = board.start()
     for _ in range(40):
         played += board.play()
+    monkeypatch.setattr(station_model.chess.pgn, "read_game", counted)
     hall = Hall()
     feed(hall, [m for m in played if kind(m) != "move"])  # every state, no move
     game = hall.boards["b01"].game

@@ -223,6 +223,27 @@ def test_an_alert_delivered_after_its_clear_stays_closed() -> None:
     assert [a.code for a in game.alerts] == ["touch-move"]
 
 
+def test_a_state_older_than_the_clear_does_not_open_the_alert_again() -> None:
+    """A broker killed comes back with the retained state it last saved to disk, from
+    before the clear (the state after the clear was lost with it): the station, which has
+    the clear, keeps one alert in the history, closed (found at 1,000 boards)."""
+    board = contract_board("b11")
+    hall = Hall()
+    feed(hall, board.start() + board.play())
+    raised = board.raise_alert("position-mismatch", None, ["e4"], "restore e4")
+    feed(hall, raised)
+    board.t_ms += 1000
+    cleared = board.clear_alert("position-mismatch")
+    feed(hall, cleared[:1])  # (the state that came with the clear: lost)
+    feed(hall, raised[1:])  # the older retained state, delivered again
+    game = hall.boards["b11"].game
+    assert game is not None and game.open_alerts() == []
+    assert [a.code for a in game.alerts] == ["position-mismatch"]
+    board.t_ms += 1000
+    feed(hall, board.play())  # and the game goes on
+    assert [(a.code, a.open) for a in game.alerts] == [("position-mismatch", False)]
+
+
 def test_replies_are_reported() -> None:
     board = contract_board("b11")
     hall = Hall()

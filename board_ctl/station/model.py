@@ -469,6 +469,13 @@ class Hall:
             code = item["code"]
             seen.add(code)
             entry = next((a for a in game.alerts if a.open and a.code == code), None)
+            t = item.get("t")
+            t_ms = seconds_to_ms(t, "t") if isinstance(t, (int, float)) else None
+            if entry is None and t_ms is not None and any(
+                    a.code == code and a.t_ms == t_ms for a in game.alerts):
+                # an alert the station has seen cleared: a state from before the clear
+                # (a broker restarted gives again the retained state it last saved)
+                continue
             if entry is None:
                 entry = self._alert_entry(item, now)
                 self._keep_alert(game, entry)
