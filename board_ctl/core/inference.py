@@ -340,43 +340,38 @@ def likeliest(turn: Turn) -> Iterator[Match]:
     for m in reversed(seen):
         if (m in released or m is standing) and shown(m):
             yield m
+    # A square crossed on the way to a placement that then stood (released, or standing
+    # now) was no stop at all: the piece was seen going on and coming to rest.
     crossings = []
     for m in reversed(seen):
         if not (m in released or m is standing) and shown(m):
-            if crossed(turn, seen, m):
-                crossings.append(m)
-            else:
+            by = list(passed_by(turn, seen, m, slid=True))
+            if not by:
                 yield m
-    # A move nobody saw land whose destination saw no change at all (a capture's victim
-    # never lifted) rests on nothing the sensors saw: a placement that stood, even on a
-    # square it may have crossed, outweighs it (the opponent taking the piece there).
-    unsensed = []
+            elif not any(o in released or o is standing for o in by):
+                crossings.append(m)
     for m in reversed(seen):
         if not shown(m):
-            if crossings and not _victim_sensed(turn, m):
-                unsensed.append(m)
-            else:
-                yield m
+            yield m
     yield from crossings
-    yield from unsensed
-
-
-def _victim_sensed(turn: Turn, match: Match) -> bool:
-    """Whether a square a capture of `match` would take on saw any event this turn."""
-    events = turn.events_on
-    return any(shape.captured is not None
-               and (events.get(shape.captured) or events.get(shape.move.to_square))
-               for shape in match.shapes)
 
 
 def crossed(turn: Turn, seen: list[Match], match: Match, slid: bool = False) -> bool:
     """Whether a placement seen is a square its piece crossed on the way of another move
     seen after it from the same square: a slow push holds each square it crosses past
-    the debounce, for less than CROSSING_HELD. `slid`: and it entered the square as the
-    one behind it opened (within SLIDE_GAP; a hand putting a piece down takes longer).
-    Then it is no move of its own."""
+    the debounce, for less than CROSSING_HELD. `slid`: and it was pushed in or on: it
+    entered the square as the one behind it opened, or left it as the one ahead closed
+    (within SLIDE_GAP; a hand lifting a piece and putting it down takes longer). Then it
+    is no move of its own."""
+    return next(passed_by(turn, seen, match, slid), None) is not None
+
+
+def passed_by(turn: Turn, seen: list[Match], match: Match, slid: bool = False
+              ) -> Iterator[Match]:
+    """The moves seen whose way `match`'s placement was only a square crossed on
+    (`crossed`)."""
     if not match.placed or match.left_at is None or match.left_at - match.since > CROSSING_HELD_US:
-        return False
+        return
     move = match.shapes[0].move
     square = chess.BB_SQUARES[move.to_square]
     for other in seen:
@@ -386,11 +381,16 @@ def crossed(turn: Turn, seen: list[Match], match: Match, slid: bool = False) -> 
                 way = transit(shape)
                 if way & square:
                     if not slid:
-                        return True
-                    behind = ((way | chess.BB_SQUARES[move.from_square]) & ~square
+                        yield other
+                        break
+                    # its neighbours on the way: the square behind, the one ahead
+                    beside = ((way | chess.BB_SQUARES[move.from_square]
+                               | chess.BB_SQUARES[shape.move.to_square]) & ~square
                               & chess.BB_KING_ATTACKS[move.to_square])
-                    return _slid_from(turn, behind, match.since)
-    return False
+                    if (_slid_from(turn, beside, match.since)
+                            or _slid_on(turn, beside, match.left_at)):
+                        yield other
+                        break
 
 
 def _slid_from(turn: Turn, behind: chess.Bitboard, entered: int) -> bool:
@@ -398,6 +398,16 @@ def _slid_from(turn: Turn, behind: chess.Bitboard, entered: int) -> bool:
     for square in chess.scan_forward(behind):
         for when, placed_ in turn.events_on.get(square, ()):
             if not placed_ and abs(when - entered) <= SLIDE_GAP_US:
+                return True
+    return False
+
+
+def _slid_on(turn: Turn, ahead: chess.Bitboard, left: int) -> bool:
+    """Whether a square ahead closed within SLIDE_GAP of the piece leaving the one behind
+    it: pushed on, not lifted (a hand carrying a piece one square takes longer)."""
+    for square in chess.scan_forward(ahead):
+        for when, placed_ in turn.events_on.get(square, ()):
+            if placed_ and abs(when - left) <= SLIDE_GAP_US:
                 return True
     return False
 
@@ -846,11 +856,7 @@ def moved_on(turn: Turn, square: chess.Square, left: int) -> bool:
     """Whether the piece that left `square` at `left` went on along the surface: a
     neighbouring square closed within SLIDE_GAP of its leaving (a slide's next square),
     not a piece lifted off the board."""
-    for neighbour in chess.scan_forward(chess.BB_KING_ATTACKS[square]):
-        for when, placed_ in turn.events_on.get(neighbour, ()):
-            if placed_ and abs(when - left) <= SLIDE_GAP_US:
-                return True
-    return False
+    return _slid_on(turn, chess.BB_KING_ATTACKS[square], left)
 
 
 # In blitz the opponent lifts the piece he takes up to 0.1 s before the press, as soon as
