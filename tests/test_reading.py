@@ -465,14 +465,40 @@ def test_a_square_crossed_on_the_way_to_a_capture_that_stood_is_no_stop(overlap:
     assert out.alerts == []
 
 
-@pytest.mark.parametrize("game", [4, 50, 57, 87, 92, 106, 114, 123, 124, 128, 129, 148, 170,
-                                  188, 195, 229, 258, 264, 279, 285, 289, 309])
+@pytest.mark.parametrize("game", [4, 50, 57, 87, 92, 106, 114, 123, 124, 128, 129, 148, 157,
+                                  170, 186, 188, 195, 229, 258, 264, 279, 285, 289, 309])
 def test_rendered_slides_into_unseen_captures_are_read_right(game: int) -> None:
     # slow-slide without a clock (as the benchmark renders it: game i, seed i): each a
-    # capture slid in with the victim swapped off unseen or taken after the slide
+    # capture slid in with the victim swapped off unseen or taken after the slide (157,
+    # 186: one square crossed, set down and lifted with no slide seen)
     from bench_recognition import judge, replay
     from board_ctl.simulate import render_behaviour
 
     rendered = render_behaviour(corpus()[game], "slow-slide", seed=game, use_clock=False)
     verdict = judge(rendered, replay(rendered))
     assert verdict.correct, verdict
+
+
+# A piece set down on a square and lifted again before it stood (CROSSING_HELD), with no
+# slide seen, may have stopped there and been taken by the opponent, or gone on to a
+# capture beyond whose victim was swapped off unseen. His lift answers both; where his
+# piece comes down tells them apart (on the square it stood on: taken there, as in
+# TAKEN_WHERE_IT_STOOD above).
+
+WENT_ON_UNSEEN = [
+    # (slow-slide, corpus game 186) Rc8 on c7 a moment, then onto c6, the knight swapped
+    # off; the bishop that could have taken on c7 goes to e5
+    ("2r3k1/7p/2N5/8/5B2/8/7P/6K1 b - - 0 1", "-f4 @0.3 +e5", ["Rxc6", "Be5", "Kf8"]),
+    # the queen that could have taken on c7 takes back on c6
+    ("2r3k1/3Q3p/2N5/8/8/8/7P/6K1 b - - 0 1", "-d7 @0.2 -c6 @0.05 +c6", ["Rxc6", "Qxc6", "Kf8"]),
+]
+
+
+@pytest.mark.parametrize("carried", [0.187, 0.33])
+@pytest.mark.parametrize("standing", [0.1, 0.144, 0.3, 0.5])
+@pytest.mark.parametrize("fen, reply, sans", WENT_ON_UNSEEN)
+def test_a_piece_lifted_from_a_short_stop_to_an_unseen_capture_is_the_capture(
+        fen: str, reply: str, sans: list[str], carried: float, standing: float) -> None:
+    out = play(f"-c8 @{carried} +c7 @{standing} -c7 ~0.8 {reply} ~1 -g8 +f8 ~1", fen)
+    assert out.sans == sans
+    assert out.alerts == []

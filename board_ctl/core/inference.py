@@ -506,6 +506,33 @@ def arrived_and_answered(turn: Turn, occupied: chess.Bitboard) -> bool:
     return False
 
 
+WAIT: Final = "wait"
+
+
+def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: chess.Bitboard
+                   ) -> bool | str:
+    """Whether the piece of `match`, set down and lifted again before it stood
+    (CROSSING_HELD), went on to a capture beyond it nobody saw land (its victim swapped
+    off as it came down): the opponent's lift answers both. The opponent taking it where
+    it stood must put his piece down there; a reply to the capture, anywhere else. So:
+    True when only a reply to the capture has come down (the stop was no move), WAIT
+    while neither has (where his piece comes down will tell), False otherwise."""
+    if (not match.placed or match.left_at is None or match is turn.match
+            or match in turn.released or match.left_at - match.since > CROSSING_HELD_US):
+        return False
+    move = match.shapes[0].move
+    stop = chess.BB_SQUARES[move.to_square]
+    if occupied & stop or any(turn.replies_to(s).full(occupied) for s in fitting):
+        return False
+    beyond = [shape for other in turn.seen
+              if other is not match and other.shapes[0].move.from_square == move.from_square
+              and not (other.placed or placed(turn, other))
+              for shape in other.shapes if shape.captured is not None and transit(shape) & stop]
+    if not beyond:
+        return False
+    return True if any(turn.replies_to(s).full(occupied) for s in beyond) else WAIT
+
+
 def answer(turn: Turn, ctx: Context) -> Answer | bool:
     """If the board shows the opponent answering a move, that move is complete: the
     Answer to commit. True when the board is accounted for otherwise (the reply may be
@@ -519,6 +546,13 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
             # A lift still settling: a slid piece may have closed the next square before
             # leaving its own. Read the reply seen with that square empty, as it is.
             fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied & ~leaving)]
+        if fitting and not ctx.clock_in_use:
+            went_on = went_on_unseen(turn, match, fitting, ctx.occupied)
+            if went_on is WAIT:
+                turn.waiting_reply = True
+                return True
+            if went_on:
+                continue
         if fitting and not match.placed and not placed(turn, match) and not ctx.pressing:
             # A piece in hand that no one saw land may still be on its way. With a clock,
             # its press says when it landed; failing that, a reply that puts a piece down
