@@ -502,3 +502,36 @@ def test_a_piece_lifted_from_a_short_stop_to_an_unseen_capture_is_the_capture(
     out = play(f"-c8 @{carried} +c7 @{standing} -c7 ~0.8 {reply} ~1 -g8 +f8 ~1", fen)
     assert out.sans == sans
     assert out.alerts == []
+
+
+# ---------------------------------------------------------------------- a victim pushed off
+#
+# A capturing piece that sweeps its victim onto the square beyond it (ahead of its travel)
+# puts a piece down there while still in the mover's hand: that is his victim, no reply.
+
+
+@pytest.mark.parametrize("gone", [0.3, 0.7])
+@pytest.mark.parametrize("clock", [False, True])
+def test_a_victim_pushed_off_ahead_of_an_unseen_capture_is_no_reply(clock: bool,
+                                                                     gone: float) -> None:
+    # (knock-off-capture, corpus game 147) Bg5 pushed over f4 and e3 onto d2, the pawn
+    # swept onto d1 and taken off; not Bxd8 with ...d1=Q begun. The pawn on d1 could be a
+    # promotion begun by Black's piece put down first (4.6).
+    press = " Cw" if clock else ""
+    out = play(f"-g5 @0.12 +f4 @0.026 -f4 @0.05 +e3 @0.018 -e3 @0.18 +d1 @{gone} -d1{press} "
+               f"~1.5 -g8 +f7{' Cb' if clock else ''} ~1", "3r2k1/8/8/6B1/8/8/3p3K/8 w - - 0 1",
+               time_control="300+2" if clock else None)
+    assert out.sans == ["Bxd2", "Kf7"]
+    assert out.alerts == []
+
+
+@pytest.mark.parametrize("use_clock, game", [(True, 74), (False, 74), (False, 147),
+                                             (False, 188)])
+def test_rendered_knock_off_captures_are_read_right(use_clock: bool, game: int) -> None:
+    from bench_recognition import judge, replay
+    from board_ctl.simulate import render_behaviour
+
+    rendered = render_behaviour(corpus()[game], "knock-off-capture", seed=game,
+                                use_clock=use_clock)
+    verdict = judge(rendered, replay(rendered))
+    assert verdict.correct, verdict

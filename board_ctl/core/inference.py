@@ -457,6 +457,8 @@ def reply_put_down(turn: Turn, match: Match, line: Shape, since: int,
                 victims |= chess.BB_SQUARES[shape.captured]
         if lifted and not lifted & ~victims:
             return HAND  # only the mover's possible victims were lifted
+        if put and not lifted and not put & ~_push_off_squares(position, line, victims):
+            return HAND  # a victim pushed off its square ahead of the capturing piece
         landing = 0  # where the piece in hand could have been put down
         if press_to_come:
             for shape in position.moves_from(chess.BB_SQUARES[line.move.from_square]):
@@ -470,6 +472,18 @@ def reply_put_down(turn: Turn, match: Match, line: Shape, since: int,
            [-1][0] >= since for reply in turn.replies_to(line).full(occupied)):
         return REPLY
     return NOT_YET
+
+
+def _push_off_squares(position: Position, line: Shape, victims: chess.Bitboard
+                      ) -> chess.Bitboard:
+    """The empty squares beside `victims` ahead of the piece of `line` travelling onto
+    them: where a victim pushed off by the capturing piece comes down (`pushed_off`)."""
+    origin, found = line.move.from_square, 0
+    for victim in chess.scan_forward(victims):
+        for square in chess.scan_forward(chess.BB_KING_ATTACKS[victim] & ~position.occupied):
+            if ahead(origin, victim, square):
+                found |= chess.BB_SQUARES[square]
+    return found
 
 
 def reply_complete(turn: Turn, occupied: chess.Bitboard) -> bool:
