@@ -479,6 +479,19 @@ def test_rendered_slides_into_unseen_captures_are_read_right(game: int) -> None:
     assert verdict.correct, verdict
 
 
+def test_a_reply_slid_across_a_square_on_its_way_to_take_a_short_stop_waits() -> None:
+    # (slow-slide-victim-first, corpus game 144) Qf5-f4 stands 0.36 s; Black takes it off,
+    # then pushes his queen d4-e4-f4: e4, entered as d4 opened, is crossed, no Qe4 in
+    # reply to a Qxf2 the white queen went on to unseen
+    from bench_recognition import judge, replay
+    from board_ctl.simulate import render_behaviour
+
+    rendered = render_behaviour(corpus()[144], "slow-slide-victim-first", seed=144,
+                                use_clock=False)
+    verdict = judge(rendered, replay(rendered))
+    assert verdict.correct, verdict
+
+
 # A piece set down on a square and lifted again before it stood (CROSSING_HELD), with no
 # slide seen, may have stopped there and been taken by the opponent, or gone on to a
 # capture beyond whose victim was swapped off unseen. His lift answers both; where his

@@ -523,8 +523,8 @@ def arrived_and_answered(turn: Turn, occupied: chess.Bitboard) -> bool:
 WAIT: Final = "wait"
 
 
-def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: chess.Bitboard
-                   ) -> bool | str:
+def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: chess.Bitboard,
+                   now: int) -> bool | str:
     """Whether the piece of `match`, set down and lifted again before it stood
     (CROSSING_HELD), went on to a capture beyond it nobody saw land (its victim swapped
     off as it came down): the opponent's lift answers both. The opponent taking it where
@@ -536,7 +536,8 @@ def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: che
         return False
     move = match.shapes[0].move
     stop = chess.BB_SQUARES[move.to_square]
-    if occupied & stop or any(turn.replies_to(s).full(occupied) for s in fitting):
+    since = match.left_at
+    if occupied & stop or any(_reply_seen(turn, s, occupied, since) for s in fitting):
         return False
     beyond = [shape for other in turn.seen
               if other is not match and other.shapes[0].move.from_square == move.from_square
@@ -544,7 +545,29 @@ def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: che
               for shape in other.shapes if shape.captured is not None and transit(shape) & stop]
     if not beyond:
         return False
-    return True if any(turn.replies_to(s).full(occupied) for s in beyond) else WAIT
+    return True if any(_reply_seen(turn, s, occupied, since, now) for s in beyond) else WAIT
+
+
+def _reply_seen(turn: Turn, line: Shape, occupied: chess.Bitboard, since: int,
+                now: int = FOREVER) -> bool:
+    """Whether the board shows a reply to `line` made, seen: a piece put down, or a
+    capture whose square saw events since `since` (a capture in hand looks made too).
+    A piece pushed onto its square (the one behind opening within SLIDE_GAP) less than
+    CROSSING_HELD before `now` may be crossing it, on its way elsewhere: not yet."""
+    events = turn.events_on
+    for reply in turn.replies_to(line).full(occupied):
+        if reply.filled:
+            square = reply.move.to_square
+            entered = next((when for when, placed_ in reversed(events.get(square, ()))
+                            if placed_), NEVER)
+            if not (now - entered < CROSSING_HELD_US and _slid_from(
+                    turn, chess.BB_KING_ATTACKS[square], entered)):
+                return True
+            continue
+        seen = events.get(reply.captured, ()) if reply.captured is not None else ()
+        if seen and seen[-1][0] >= since:
+            return True
+    return False
 
 
 def answer(turn: Turn, ctx: Context) -> Answer | bool:
@@ -561,7 +584,7 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
             # leaving its own. Read the reply seen with that square empty, as it is.
             fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied & ~leaving)]
         if fitting and not ctx.clock_in_use:
-            went_on = went_on_unseen(turn, match, fitting, ctx.occupied)
+            went_on = went_on_unseen(turn, match, fitting, ctx.occupied, ctx.t)
             if went_on is WAIT:
                 turn.waiting_reply = True
                 return True
