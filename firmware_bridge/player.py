@@ -217,7 +217,7 @@ class Person:
         self.fix_at = 0.0  # when a shown move he made and the LEDs still show is corrected
         self.my_moves = 0
         self.computer_moves = 0
-        self.waiting_for: str = ""  # "hint", "restore", "accept"
+        self.waiting_for: str = ""  # "hint", "restore", "accept", "result" (he resigned)
         self.mine_pending: chess.Move | None = None  # my move made, not yet taken
         self.executed: chess.Move | None = None  # the computer's move I made, not yet taken
         self.wrong_at: chess.Square | None = None
@@ -455,9 +455,12 @@ class Person:
         if n - 1 in self.script.takeback:
             self.script.takeback.discard(n - 1)
             return self.take_back(now)
+        if self.waiting_for == "result":
+            return []  # he resigned: the game is over for him, whatever the LEDs show yet
         if self.script.resign == n:
             self.script.resign = None
             self.log.append("resigned")
+            self.waiting_for = "result"
             return self._button(now, "resign", side=_NAMES[self.side])
         if n in self.script.hint and self.waiting_for != "hint":
             self.script.hint.discard(n)

@@ -591,3 +591,27 @@ def test_a_service_killed_against_the_computer_resumes_exactly(
     assert moves == played.chosen, played.person.log
     assert played.alerts == [], played.alerts
     assert len(moves) >= 12 or played.result is not None
+
+
+def test_a_person_who_resigned_does_not_play_on_while_the_result_is_not_shown_yet() -> None:
+    """Under load the result's LEDs may come seconds after the resignation, after other
+    frames: he waits for them, he does not make his next move."""
+    person = Person(seed=3, script=Script.parse("resign@1"))
+    referee = Referee(chess.STARTING_FEN, PROFILES["fide"], remote=chess.BLACK)
+    made: list[ev.Event] = []
+    for effect in referee.feed(ev.Tick(0.0)):
+        if isinstance(effect, LedFrame):
+            made += person.frame(effect, 0.0)
+    t = 0.0
+    while t < 60.0 and not any(isinstance(e, ev.Resigned) for e in made):
+        t += 0.1
+        made += person.step(t)
+    assert any(isinstance(e, ev.Resigned) for e in made), person.log
+    # the frames go on (the clock, the same position), the result not among them
+    for effect in referee.feed(ev.Tick(t)):
+        if isinstance(effect, LedFrame):
+            made += person.frame(effect, t)
+    while t < 70.0:
+        t += 0.1
+        made += person.step(t)
+    assert not any(isinstance(e, (ev.Lifted, ev.Placed)) for e in made), person.log

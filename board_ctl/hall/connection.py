@@ -1,6 +1,6 @@
 """The board's connection to the broker: paho-mqtt 2.x (callback API version 2, MQTT 5),
 on a thread of its own (its network loop on epoll: board_ctl/mqttloop.py), reconnecting
-with backoff until closed.
+with backoff (jittered) until closed.
 
 Each attempt uses a fresh client, so a reconnection starts with nothing queued from the
 last one: the publisher decides what is sent again, from the journal, in order. The
@@ -12,6 +12,7 @@ What happens is reported to `on_event` (from this thread: hand it on at once).
 from __future__ import annotations
 
 import logging
+import random
 import ssl
 import threading
 from collections.abc import Callable
@@ -31,6 +32,9 @@ log = logging.getLogger(__name__)
 KEEPALIVE = 15  # s: a dead connection is noticed within 1.5 keepalives
 MIN_DELAY = 0.25  # s before the first reconnection attempt; doubles up to MAX_DELAY
 MAX_DELAY = 4.0
+# each wait is drawn from [JITTER × delay, delay]: a hall's boards, all dropped at once by a
+# broker's restart, come back spread out rather than in one burst at every doubling
+JITTER = 0.5
 CONNECT_TIMEOUT = 5.0
 OFFLINE = b"offline"
 
@@ -119,7 +123,7 @@ class Connection:
                 log.exception("MQTT connection of board %s failed", self.settings.board_id)
                 with self._lock:
                     self._client = None
-                self._closing.wait(delay)
+                self._closing.wait(_jittered(delay))
                 delay = min(delay * 2, MAX_DELAY)
 
     def _connect_once(self, delay: float) -> float:
@@ -135,7 +139,7 @@ class Connection:
                                clean_start=False, properties=_session_properties())
             except (OSError, ssl.SSLError, ValueError) as exc:
                 self.on_event(Unreachable(_reason(exc)))
-                self._closing.wait(delay)
+                self._closing.wait(_jittered(delay))
                 return min(delay * 2, MAX_DELAY)
             with self._lock:
                 self._client = client
@@ -169,7 +173,7 @@ class Connection:
         finally:
             loop.close()
         if not self._closing.is_set():
-            self._closing.wait(delay)
+            self._closing.wait(_jittered(delay))
             delay = min(delay * 2, MAX_DELAY)
         return delay
 
@@ -277,6 +281,10 @@ class Connection:
             client.disconnect()
         if self._thread is not None:
             self._thread.join(timeout=CONNECT_TIMEOUT + 2)
+
+
+def _jittered(delay: float) -> float:
+    return random.uniform(JITTER * delay, delay)
 
 
 def _session_properties() -> Properties:

@@ -95,3 +95,37 @@ class AckWindow:
         self._lines.clear()
         self._pending.clear()
         self._acked.clear()
+
+
+class AckHistory:
+    """Where the acknowledgements had reached, and when: so that a reconnection to a
+    broker that kept the board's session sends again only what the broker may have lost
+    (what it acknowledged after its last save to disk), not the whole game.
+
+    Keeps every move of the done place within `span` s of the newest, and the last one
+    before that (the place as it was `span` s ago)."""
+
+    def __init__(self, span: float, start: float, done: Place | None) -> None:
+        self.span = span
+        self._marks: deque[tuple[float, Place | None]] = deque([(start, done)])
+
+    def note(self, when: float, done: Place | None) -> None:
+        self._marks.append((when, done))
+        horizon = when - self.span
+        while len(self._marks) > 1 and self._marks[1][0] <= horizon:
+            self._marks.popleft()
+
+    @property
+    def floor(self) -> Place | None:
+        """The oldest place kept: `at` never answers an older one (but may answer None)."""
+        return self._marks[0][1]
+
+    def at(self, when: float) -> Place | None:
+        """The done place as it was at `when`; None if `when` is older than what is kept
+        (before this process started: not known)."""
+        found = None
+        for t, place in self._marks:
+            if t > when:
+                break
+            found = place
+        return found

@@ -5,10 +5,15 @@ service shows live (clocks, link, phase, which game) and wakes the publisher's o
 thread, so publishing never delays an LED frame. That thread reads the games' journals
 (the durable record) from where the broker's acknowledgements stopped, publishes each
 move, alert and clear in journal order (QoS 1, at most WINDOW unacknowledged), then the
-retained state and PGN, and keeps its place (progress.py). On every connection it goes
-back to the start of the first game not wholly acknowledged: a broker restarted without
-what it had acknowledged, or a board away for minutes, gets everything again, in order;
-subscribers drop what they have by (game, ply).
+retained state and PGN, and keeps its place (progress.py). On a connection to a broker
+that lost the board's session (restarted without its store), and on the first connection
+of the service, it goes back to the start of the first game not wholly acknowledged: the
+broker gets everything again, in order; subscribers drop what they have by (game, ply).
+On a connection to a broker that kept the session, it goes back only to where the
+acknowledgements had reached REWIND_KEPT s before the connection was lost: a broker
+killed keeps what it saved to disk before, and a hall of a thousand boards whose
+connections drop under load must not send every game again at each drop (that load
+drops more connections: a livelock).
 
 Commands arrive on the connection's thread, are checked there (commands.py), put on the
 service's queue, and answered (and acknowledged to the broker) once done. `cmd/resend`
@@ -45,7 +50,7 @@ from board_ctl.hall.connection import (
 )
 from board_ctl.hall.gamefeed import GameModel, JournalTail
 from board_ctl.hall.payloads import Live
-from board_ctl.hall.progress import AckWindow, Place, ProgressFile
+from board_ctl.hall.progress import AckHistory, AckWindow, Place, ProgressFile
 from board_ctl.hall.settings import MqttSettings
 from board_ctl.service.view import ViewState
 from board_ctl.words import count
@@ -61,6 +66,10 @@ PGN_EVERY = 1.0  # s between two PGNs of a game being played (its end is publish
 SAVE_EVERY = 0.5  # s between two writes of the progress file
 DRAIN = 5.0  # s the publisher may take at the service's end to send what is left
 RESENDS = 8  # games waiting to be published again (cmd/resend), at most
+# s of acknowledged messages sent again on a connection to a broker that kept the board's
+# session: it may have lost what it acknowledged since its last save to disk (the shipped
+# config saves every 30 s: autosave_interval), and the station heals anything older
+REWIND_KEPT = 90.0
 
 
 class MqttError(BoardCtlError, ConnectionError):
@@ -72,6 +81,7 @@ class MqttRefused(ConfigError):
 
 
 _REWIND = object()  # (inbox) from the first game not acknowledged again
+Line = tuple[Place, str | None, bytes | None]  # a journal line as sent: its leaf, payload
 
 
 def _json(payload: dict[str, Any]) -> bytes:
@@ -105,6 +115,16 @@ class BoardPublisher:
         self._thread: threading.Thread | None = None
         # the publisher thread's own
         self._window = AckWindow(self.progress.load())
+        self.rewind_kept = REWIND_KEPT
+        self._history = AckHistory(REWIND_KEPT, wall(), self._window.done)
+        self._lost_at: float | None = None  # when the last connection was lost
+        self._skip: Place | None = None  # acknowledged already: read, not sent again
+        # The stream's journal lines read, as messages (leaf and payload; None: no message):
+        # those to send, in order, and those sent, from just after where any rewind may go
+        # back to. A rewind within the game being read moves what was sent after its place
+        # back to the head of those to send, without reading the journal from its start.
+        self._unsent: deque[Line] = deque()
+        self._sent: deque[Line] = deque()
         self._connected = False
         self._generation = 0
         self._games: list[str] = []  # games still to read, in order
@@ -120,7 +140,8 @@ class BoardPublisher:
         self._resends: deque[str] = deque()  # games the station asked for again
         self._again: tuple[GameModel, JournalTail] | None = None  # the one being sent
         self._saved_at = 0.0
-        self.stats = {"published": 0, "acked": 0, "connections": 0, "commands": 0}
+        # (read: journal lines read for the stream, again after a rewind to a game's start)
+        self.stats = {"published": 0, "acked": 0, "connections": 0, "commands": 0, "read": 0}
         self.native_ids: list[int] = self.connection.native_ids  # its threads (CPU figures)
 
     # ------------------------------------------------------------------ the service side
@@ -315,12 +336,15 @@ class BoardPublisher:
                                   "the broker's ACL and [mqtt] topic_prefix)",
                                   self.settings.board_id, item.refused)
                     self.stats["acked"] += 1
-                    self._window.ack(item.mid)
+                    if self._window.ack(item.mid):
+                        self._history.note(self._wall(), self._window.done)
+                        self._forget_sent()
             elif isinstance(item, Connected):
                 self._on_connected(item)
             elif isinstance(item, Disconnected):
                 if item.generation == self._generation:
                     self._connected = False
+                    self._lost_at = self._wall()
                     log.warning("MQTT broker %s lost (%s): reconnecting; the journal keeps "
                                 "everything to publish", self.settings.url, item.reason)
             elif item is _REWIND:
@@ -356,32 +380,65 @@ class BoardPublisher:
         log.info("MQTT broker %s: board %s connected (session %s)", self.settings.url,
                  self.settings.board_id, "kept" if event.session_present else "new")
         self.connection.publish(self.settings.topic("status"), b"online", retain=True)
-        self._rewind()
+        resume = None
+        if event.session_present and self._lost_at is not None:
+            resume = self._history.at(self._lost_at - self.rewind_kept)
+        self._rewind(resume)
 
-    def _rewind(self) -> None:
-        """Back to the start of the first game not wholly acknowledged (a game being sent
-        again goes back to the head of its queue)."""
+    def _rewind(self, resume: Place | None = None) -> None:
+        """Back to just after `resume`, or (None) to the start of the first game not wholly
+        acknowledged (a game being sent again goes back to the head of its queue)."""
         if self._again is not None:
             model, tail = self._again
             tail.close()
             self._resends.appendleft(model.game_id)
             self._again = None
         self._window.reset()
+        self._state_sig, self._pgn_version = None, -1
+        if resume is not None and self._replay_from(resume):
+            return
+        self._sent.clear()
+        self._unsent.clear()
         if self._tail is not None:
             self._tail.close()
         self._tail, self._model = None, None
-        self._state_sig, self._pgn_version = None, -1
         done = self._window.done
         live = self._live.game_id if self._live is not None else None
-        first = done.game if done is not None else live
+        first = resume.game if resume is not None else done.game if done is not None else live
+        self._skip = resume
         self._games = self._archive_games(since=first) if first else []
         if self._games:
             self._known = max(self._known, self._games[-1])
 
-    def _stalled(self) -> None:
-        """The connection did not take a message: from the first unacknowledged game
-        again, shortly (a reconnection, if the connection is gone, does the same)."""
-        self._rewind()
+    def _replay_from(self, resume: Place) -> bool:
+        """Send again, from what was sent, the lines of the game being read after `resume`;
+        False if what was sent does not reach back to it."""
+        model = self._model
+        if model is None or resume.game != model.game_id:
+            return False
+        sent, unsent = self._sent, self._unsent
+        first = sent[0][0] if sent else unsent[0][0] if unsent else None
+        if first is not None and first > Place(resume.game, resume.line + 1):
+            return False  # (forgotten already: older than any rewind was to ask)
+        if first is None and self._tail is not None and self._tail.line > resume.line:
+            return False
+        while sent and sent[-1][0] > resume:
+            unsent.appendleft(sent.pop())
+        return True
+
+    def _forget_sent(self) -> None:
+        """Drop what no rewind can ask for again: what was acknowledged before the oldest
+        place the history keeps."""
+        floor = self._history.floor
+        sent = self._sent
+        while sent and floor is not None and sent[0][0] <= floor:
+            sent.popleft()
+
+    def _stalled(self, resume: Place | None = None) -> None:
+        """The connection did not take a message: from the first unacknowledged message
+        again, shortly (a reconnection, if the connection is gone, decides again how far
+        back); after a fault, from the first game not wholly acknowledged."""
+        self._rewind(resume)
         self._retry_at = self._wall() + POLL
 
     def _archive_games(self, since: str) -> list[str]:
@@ -412,6 +469,17 @@ class BoardPublisher:
     def _pump(self, force_pgn: bool = False) -> None:
         self._at_end = False
         while self._window.waiting < self.window_size:
+            if self._unsent:
+                item = self._unsent[0]
+                place, leaf, data = item
+                mid = None if leaf is None else self._send(leaf, data or b"")
+                if leaf is not None and mid is None:
+                    self._stalled(self._window.done)
+                    return
+                self._unsent.popleft()
+                self._window.add(place, mid)
+                self._sent.append(item)
+                continue
             if self._model is None:
                 if not self._games:
                     break
@@ -421,10 +489,14 @@ class BoardPublisher:
                 self._state_sig, self._pgn_version = None, -1
             assert self._tail is not None
             records = self._tail.read(self.window_size - self._window.waiting)
+            self.stats["read"] += len(records)
+            skip = self._skip
             for line, record in records:
-                if not self._take(line, record):
-                    self._stalled()
-                    return
+                if skip is not None and skip.game == self._model.game_id and \
+                        line <= skip.line:
+                    self._model.take(record)  # (the game's state is built from its start)
+                    continue
+                self._unsent.append(self._line(line, record))
             if records:
                 continue
             if not self._games:  # the latest game: it may still grow
@@ -452,7 +524,7 @@ class BoardPublisher:
             records = tail.read(self.window_size - self._window.waiting)
             for line, record in records:
                 if not self._take(line, record, model):
-                    self._stalled()
+                    self._stalled(self._window.done)
                     return
             if records:
                 continue
@@ -464,26 +536,30 @@ class BoardPublisher:
                     self.settings.board_id, model, None, int(self._wall() * 1000)))
             self._state_sig = None  # the current game's state again, after this one
 
-    def _take(self, line: int, record: dict[str, Any], model: GameModel | None = None) -> bool:
-        """Publish what a journal line holds; False if the connection did not take it."""
+    def _line(self, line: int, record: dict[str, Any], model: GameModel | None = None) -> Line:
+        """What a journal line of `model`'s game (default: the stream's) publishes."""
         model = model or self._model
         assert model is not None
         effect = model.take(record)
         now = int(self._wall() * 1000)
         board = self.settings.board_id
-        mid = None
+        place = Place(model.game_id, line)
         if isinstance(effect, MoveMade):
-            mid = self._publish("move", payloads.move_payload(board, model, line, effect, now))
-        elif isinstance(effect, Alert):
-            mid = self._publish("alert", payloads.alert_payload(board, model, line, effect, now))
-        elif isinstance(effect, AlertCleared):
-            mid = self._publish("clear", payloads.clear_payload(board, model, line, effect, now))
-        else:
-            self._window.add(Place(model.game_id, line), None)
-            return True
-        if mid is None:
+            return place, "move", _json(payloads.move_payload(board, model, line, effect, now))
+        if isinstance(effect, Alert):
+            return place, "alert", _json(payloads.alert_payload(board, model, line, effect, now))
+        if isinstance(effect, AlertCleared):
+            return place, "clear", _json(payloads.clear_payload(board, model, line, effect, now))
+        return place, None, None
+
+    def _take(self, line: int, record: dict[str, Any], model: GameModel) -> bool:
+        """Publish what a journal line of a game sent again holds; False if the connection
+        did not take it."""
+        place, leaf, data = self._line(line, record, model)
+        mid = None if leaf is None else self._send(leaf, data or b"")
+        if leaf is not None and mid is None:
             return False
-        self._window.add(Place(model.game_id, line), mid)
+        self._window.add(place, mid)
         return True
 
     def _publish_state(self, final: bool = False, force_pgn: bool = False) -> None:
@@ -519,8 +595,11 @@ class BoardPublisher:
                 self.connection.publish(self.settings.topic("pgn"), pgn, retain=True)
 
     def _publish(self, leaf: str, payload: dict[str, Any], retain: bool = False) -> int | None:
+        return self._send(leaf, _json(payload), retain)
+
+    def _send(self, leaf: str, data: bytes, retain: bool = False) -> int | None:
         self.stats["published"] += 1
-        return self.connection.publish(self.settings.topic(leaf), _json(payload), retain)
+        return self.connection.publish(self.settings.topic(leaf), data, retain)
 
     def _save_progress(self, force: bool = False) -> None:
         done = self._window.done

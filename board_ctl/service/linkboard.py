@@ -23,7 +23,8 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Sequence
 
 from board_ctl.core import events as ev
 from board_ctl.core.effects import LedFrame
@@ -36,7 +37,13 @@ log = logging.getLogger(__name__)
 # Reconnect attempts: soon after a yank, then every 0.25 s at most. Every second away is
 # play the board reports only as its snapshot, so the link comes back as soon as it can.
 RECONNECT_BACKOFF = (0.02, 0.25)
-TICK_LAG = 0.05  # s a quiet-board Tick stays behind the host clock (see _read)
+TICK_LAG = 0.05  # s a quiet-board Tick stays behind the host clock, at least (QuietTicks)
+# A Tick lags more while events come late (an emulator starved of CPU sends them late; a
+# serial board's come within milliseconds): never more than this, so the referee's timers
+# (a move completed by release, a flag) fire at most this late
+MAX_TICK_LAG = 1.0
+LATE_MEMORY = 30.0  # s of the link's host time a late event keeps the Tick's lag up
+LATE_MARGIN = 2.0  # the lag a late event asks for: this many times how late it came
 # The speeds a board may claim (an emulator's --speed, as `board-ctl run --speed` takes):
 # event times are multiplied by it, so a wild claim would throw the game's clock years ahead.
 SPEED_RANGE = (0.01, 1000.0)
@@ -97,19 +104,16 @@ class LinkBoard:
         would get a later time than the board gave it. A Tick that lags a little only
         fires the referee's timers a little later; the events keep the board's times.
         """
-        last_t: float | None = None
-        last_host = 0.0
+        ticks = QuietTicks()
         while not self._stop.is_set():
             events = self.link.read_events(self.poll)
             now = time.monotonic()
             for event in events:
                 self._forward(event)
             if events:
-                last_t, last_host = events[-1].t, now
-            elif last_t is None:
-                self._forward(ev.Tick(0.0))  # nothing heard yet; still notices a lost link
+                ticks.heard(events, now)
             else:
-                self._forward(ev.Tick(max(last_t, last_t + (now - last_host) - TICK_LAG)))
+                self._forward(ev.Tick(ticks.tick(now)))
 
     def _forward(self, event: ev.Event) -> None:
         """The reader thread's `put`: the event, preceded by any change of the link."""
@@ -156,3 +160,44 @@ def board_speed(firmware: str) -> float:
                     "taken at real speed", match.group(1)[:20], low, high)
         return 1.0
     return speed
+
+
+class QuietTicks:
+    """The times of a quiet board's Ticks: the last event heard (board time) plus the host
+    time since, less a lag.
+
+    The lag keeps a Tick behind events still on their way. An event that arrives stamped
+    earlier than a Tick already sent is read at the Tick's time (the referee's time only
+    goes forward), which shortens what the sensors saw: a slide taken for a carry, a bounce
+    for a placement. The events' own delay does not matter (the Ticks are counted from an
+    event that came as late): its rise from one event to the next does. TICK_LAG covers a
+    serial board's; an event that comes later than the one before by more raises the lag
+    to LATE_MARGIN times that, for LATE_MEMORY s, up to MAX_TICK_LAG."""
+
+    def __init__(self) -> None:
+        self.last_t: float | None = None  # the last event's board time
+        self.last_host = 0.0  # and the host time it was heard
+        self.sent = 0.0  # the latest Tick's time
+        self._late: deque[tuple[float, float]] = deque()  # (host time, the lag it asks)
+
+    def heard(self, events: Sequence[ev.Event], host_now: float) -> None:
+        earliest = min(event.t for event in events)
+        if self.last_t is not None:
+            later_by = self.last_t + (host_now - self.last_host) - earliest
+            if later_by * LATE_MARGIN > TICK_LAG:
+                self._late.append((host_now, min(later_by * LATE_MARGIN, MAX_TICK_LAG)))
+        latest = max(event.t for event in events)
+        if self.last_t is None or latest >= self.last_t:
+            self.last_t, self.last_host = latest, host_now
+
+    def lag(self, host_now: float) -> float:
+        while self._late and self._late[0][0] < host_now - LATE_MEMORY:
+            self._late.popleft()
+        return max([TICK_LAG, *(lag for _, lag in self._late)])
+
+    def tick(self, host_now: float) -> float:
+        if self.last_t is None:
+            return 0.0  # nothing heard yet; the Tick still notices a lost link
+        t = max(self.last_t, self.last_t + (host_now - self.last_host) - self.lag(host_now))
+        self.sent = max(self.sent, t)
+        return self.sent
