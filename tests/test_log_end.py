@@ -17,9 +17,10 @@ import chess
 import pytest
 
 from board_ctl.core.profiles import PROFILES
+from board_ctl.record import GameRecord
 from board_ctl.replay import replay_log
 from board_ctl.sensorlog import read_sensor_log
-from board_ctl.simulate import RenderedGame, RenderStyle, render_game
+from board_ctl.simulate import RenderedGame, RenderStyle, render_behaviour, render_game
 from corpus import corpus
 
 OPERA_IN_HAND = [
@@ -160,3 +161,113 @@ def test_a_log_cut_while_a_victim_is_in_hand_keeps_every_released_move() -> None
                     failures.append((seed, trace.ply, before.uci, cut - trace.first_line))
     assert cuts >= 200 and kept >= 100
     assert failures == [], f"{len(failures)} of {kept} cuts lost a released move: {failures[:5]}"
+
+
+# A capture whose piece is in a hand when the log ends is not in the record (above: the
+# end completes no move the board merely resembles). The record says so, with an alert
+# naming the piece's square and where it may have taken (`move-unfinished`): it never
+# ends a move short in silence.
+
+
+def replay_record(lines: list[dict]) -> GameRecord:
+    text = "".join(json.dumps(line) + "\n" for line in lines)
+    log = read_sensor_log(io.StringIO(text))
+    assert not log.errors, log.errors
+    return replay_log(log, PROFILES["fide"])
+
+
+def alerts(record: GameRecord) -> list[tuple[str, list[str]]]:
+    return [(line["code"], line["squares"]) for line in record.report if line["kind"] == "alert"]
+
+
+def test_a_move_under_way_at_the_end_is_said() -> None:
+    record = replay_record(OPERA_IN_HAND)
+    assert record.moves == []
+    assert alerts(record) == [("move-unfinished", ["f3", "f6"])]
+
+
+def test_a_push_off_capture_cut_before_its_landing_is_said() -> None:
+    # (an unseen Stockfish game cut after Rxb5) the rook slid b1-b4 and lifted, the b5
+    # pawn swept off unseen: the board cannot tell it from the rook held in a hand
+    pushed = [{"t": 0.0, "ev": "start", "fen": "8/8/8/kp6/8/8/8/1R4K1 w - - 0 1"},
+              {"t": 1.0, "ev": "lift", "sq": "b1"}, {"t": 1.1, "ev": "place", "sq": "b2"},
+              {"t": 1.3, "ev": "place", "sq": "b3"}, {"t": 1.31, "ev": "lift", "sq": "b2"},
+              {"t": 1.5, "ev": "place", "sq": "b4"}, {"t": 1.52, "ev": "lift", "sq": "b3"},
+              {"t": 1.7, "ev": "lift", "sq": "b4"}]
+    record = replay_record(pushed)
+    assert record.moves == []
+    assert alerts(record) == [("move-unfinished", ["b1", "b5"])]
+
+
+def test_a_log_ending_on_the_position_says_nothing() -> None:
+    record = replay_record(E4_D5_TAKEN_IN_HAND[:5])
+    assert [m.move.uci() for m in record.moves] == ["e2e4", "d7d5"]
+    assert alerts(record) == []
+
+
+def test_a_piece_in_hand_that_can_only_go_to_an_empty_square_says_nothing() -> None:
+    # no move can look made with nothing put down: the record misses nothing
+    record = replay_record(E4_D5_TAKEN_IN_HAND[:3] + [{"t": 3.0, "ev": "lift", "sq": "g8"}])
+    assert [m.move.uci() for m in record.moves] == ["e2e4"]
+    assert alerts(record) == []
+
+
+def occupancy_at(rendered: RenderedGame, cut: int) -> chess.Bitboard:
+    occupied = chess.Board(rendered.start_fen).occupied
+    for line in rendered.lines[:cut]:
+        if line.get("ev") in ("lift", "place"):
+            bit = chess.BB_SQUARES[chess.parse_square(line["sq"])]
+            occupied = occupied | bit if line["ev"] == "place" else occupied & ~bit
+    return occupied
+
+
+def cut_mid_move(games: range, behaviour: str, cuts_per_ply: int, every: int = 1
+                 ) -> tuple[int, list]:
+    """Logs of real games without a clock cut inside a ply, after its first change. The
+    plies before it that the record holds are the game's (the ply under way may read as
+    what the board shows at the cut: a square crossed looks like a stop, and so may the
+    ply before it, its answer cut short). Where the board shows a legal move made from
+    the record's last position that the record lacks, an alert must say so. The silent
+    cuts."""
+    cuts, silent = 0, []
+    for index in games:
+        rendered = render_behaviour(corpus()[index], behaviour, seed=index, use_clock=False)
+        for trace in rendered.plies[::every]:
+            for cut in range(trace.first_line + 1, trace.end_line)[:cuts_per_ply]:
+                record = replay_record(rendered.lines[:cut])
+                got = [made.move for made in record.moves]
+                cuts += 1
+                done = max(trace.ply - 1, 0)  # (the last ply may read as the board shows
+                # it when its answer is cut short, as the ply under way may)
+                assert got[:done] == rendered.moves[:min(len(got), done)], \
+                    (index, trace.ply, cut)
+                board = chess.Board(rendered.start_fen)
+                for move in got:
+                    board.push(move)
+                occupied = occupancy_at(rendered, cut)
+                if occupied == board.occupied or alerts(record):
+                    continue
+                resembled = []
+                for move in board.legal_moves:
+                    board.push(move)
+                    if board.occupied == occupied:
+                        resembled.append(move)
+                    board.pop()
+                if resembled:
+                    silent.append((index, trace.ply, trace.uci, cut - trace.first_line))
+    return cuts, silent
+
+
+def test_a_real_game_cut_mid_move_is_never_a_move_short_in_silence() -> None:
+    cuts, silent = cut_mid_move(range(106, 107), "slow-slide", cuts_per_ply=1, every=3)
+    assert cuts >= 60
+    assert silent == [], f"{len(silent)} of {cuts} cuts: {silent[:5]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("behaviour", ["slow-slide", "fast-swaps", "knock-off-capture"])
+def test_real_games_cut_anywhere_mid_move_are_never_a_move_short_in_silence(
+        behaviour: str) -> None:
+    cuts, silent = cut_mid_move(range(1, 317, 79), behaviour, cuts_per_ply=3)
+    assert cuts >= 400
+    assert silent == [], f"{len(silent)} of {cuts} cuts: {silent[:5]}"

@@ -348,43 +348,38 @@ def likeliest(turn: Turn) -> Iterator[Match]:
     for m in reversed(seen):
         if (m in released or m is standing) and shown(m):
             yield m
+    # A square crossed on the way to a placement that then stood (released, or standing
+    # now) was no stop at all: the piece was seen going on and coming to rest.
     crossings = []
     for m in reversed(seen):
         if not (m in released or m is standing) and shown(m):
-            if crossed(turn, seen, m):
-                crossings.append(m)
-            else:
+            by = list(passed_by(turn, seen, m, slid=True))
+            if not by:
                 yield m
-    # A move nobody saw land whose destination saw no change at all (a capture's victim
-    # never lifted) rests on nothing the sensors saw: a placement that stood, even on a
-    # square it may have crossed, outweighs it (the opponent taking the piece there).
-    unsensed = []
+            elif not any(o in released or o is standing for o in by):
+                crossings.append(m)
     for m in reversed(seen):
         if not shown(m):
-            if crossings and not _victim_sensed(turn, m):
-                unsensed.append(m)
-            else:
-                yield m
+            yield m
     yield from crossings
-    yield from unsensed
-
-
-def _victim_sensed(turn: Turn, match: Match) -> bool:
-    """Whether a square a capture of `match` would take on saw any event this turn."""
-    events = turn.events_on
-    return any(shape.captured is not None
-               and (events.get(shape.captured) or events.get(shape.move.to_square))
-               for shape in match.shapes)
 
 
 def crossed(turn: Turn, seen: list[Match], match: Match, slid: bool = False) -> bool:
     """Whether a placement seen is a square its piece crossed on the way of another move
     seen after it from the same square: a slow push holds each square it crosses past
-    the debounce, for less than CROSSING_HELD. `slid`: and it entered the square as the
-    one behind it opened (within SLIDE_GAP; a hand putting a piece down takes longer).
-    Then it is no move of its own."""
+    the debounce, for less than CROSSING_HELD. `slid`: and it was pushed in or on: it
+    entered the square as the one behind it opened, or left it as the one ahead closed
+    (within SLIDE_GAP; a hand lifting a piece and putting it down takes longer). Then it
+    is no move of its own."""
+    return next(passed_by(turn, seen, match, slid), None) is not None
+
+
+def passed_by(turn: Turn, seen: list[Match], match: Match, slid: bool = False
+              ) -> Iterator[Match]:
+    """The moves seen whose way `match`'s placement was only a square crossed on
+    (`crossed`)."""
     if not match.placed or match.left_at is None or match.left_at - match.since > CROSSING_HELD_US:
-        return False
+        return
     move = match.shapes[0].move
     square = chess.BB_SQUARES[move.to_square]
     for other in seen:
@@ -394,11 +389,16 @@ def crossed(turn: Turn, seen: list[Match], match: Match, slid: bool = False) -> 
                 way = transit(shape)
                 if way & square:
                     if not slid:
-                        return True
-                    behind = ((way | chess.BB_SQUARES[move.from_square]) & ~square
+                        yield other
+                        break
+                    # its neighbours on the way: the square behind, the one ahead
+                    beside = ((way | chess.BB_SQUARES[move.from_square]
+                               | chess.BB_SQUARES[shape.move.to_square]) & ~square
                               & chess.BB_KING_ATTACKS[move.to_square])
-                    return _slid_from(turn, behind, match.since)
-    return False
+                    if (_slid_from(turn, beside, match.since)
+                            or _slid_on(turn, beside, match.left_at)):
+                        yield other
+                        break
 
 
 def _slid_from(turn: Turn, behind: chess.Bitboard, entered: int) -> bool:
@@ -406,6 +406,16 @@ def _slid_from(turn: Turn, behind: chess.Bitboard, entered: int) -> bool:
     for square in chess.scan_forward(behind):
         for when, placed_ in turn.events_on.get(square, ()):
             if not placed_ and abs(when - entered) <= SLIDE_GAP_US:
+                return True
+    return False
+
+
+def _slid_on(turn: Turn, ahead: chess.Bitboard, left: int) -> bool:
+    """Whether a square ahead closed within SLIDE_GAP of the piece leaving the one behind
+    it: pushed on, not lifted (a hand carrying a piece one square takes longer)."""
+    for square in chess.scan_forward(ahead):
+        for when, placed_ in turn.events_on.get(square, ()):
+            if placed_ and abs(when - left) <= SLIDE_GAP_US:
                 return True
     return False
 
@@ -542,6 +552,8 @@ def reply_put_down(turn: Turn, match: Match, line: Shape, since: int,
             return HAND
         if lifted and not lifted & ~victims:
             return HAND  # only the mover's possible victims were lifted
+        if put and not lifted and not put & ~_push_off_squares(position, line, victims):
+            return HAND  # a victim pushed off its square ahead of the capturing piece
         landing = 0  # where the piece in hand could have been put down
         if press_to_come:
             for shape in position.moves_from(chess.BB_SQUARES[line.move.from_square]):
@@ -555,6 +567,18 @@ def reply_put_down(turn: Turn, match: Match, line: Shape, since: int,
            [-1][0] >= since for reply in turn.replies_to(line).full(occupied)):
         return REPLY
     return NOT_YET
+
+
+def _push_off_squares(position: Position, line: Shape, victims: chess.Bitboard
+                      ) -> chess.Bitboard:
+    """The empty squares beside `victims` ahead of the piece of `line` travelling onto
+    them: where a victim pushed off by the capturing piece comes down (`pushed_off`)."""
+    origin, found = line.move.from_square, 0
+    for victim in chess.scan_forward(victims):
+        for square in chess.scan_forward(chess.BB_KING_ATTACKS[victim] & ~position.occupied):
+            if ahead(origin, victim, square):
+                found |= chess.BB_SQUARES[square]
+    return found
 
 
 def reply_complete(turn: Turn, occupied: chess.Bitboard) -> bool:
@@ -591,6 +615,56 @@ def arrived_and_answered(turn: Turn, occupied: chess.Bitboard) -> bool:
     return False
 
 
+WAIT: Final = "wait"
+
+
+def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: chess.Bitboard,
+                   now: int) -> bool | str:
+    """Whether the piece of `match`, set down and lifted again before it stood
+    (CROSSING_HELD), went on to a capture beyond it nobody saw land (its victim swapped
+    off as it came down): the opponent's lift answers both. The opponent taking it where
+    it stood must put his piece down there; a reply to the capture, anywhere else. So:
+    True when only a reply to the capture has come down (the stop was no move), WAIT
+    while neither has (where his piece comes down will tell), False otherwise."""
+    if (not match.placed or match.left_at is None or match is turn.match
+            or match in turn.released or match.left_at - match.since > CROSSING_HELD_US):
+        return False
+    move = match.shapes[0].move
+    stop = chess.BB_SQUARES[move.to_square]
+    since = match.left_at
+    if occupied & stop or any(_reply_seen(turn, s, occupied, since) for s in fitting):
+        return False
+    beyond = [shape for other in turn.seen
+              if other is not match and other.shapes[0].move.from_square == move.from_square
+              and not (other.placed or placed(turn, other))
+              for shape in other.shapes if shape.captured is not None and transit(shape) & stop]
+    if not beyond:
+        return False
+    return True if any(_reply_seen(turn, s, occupied, since, now) for s in beyond) else WAIT
+
+
+def _reply_seen(turn: Turn, line: Shape, occupied: chess.Bitboard, since: int,
+                now: int = FOREVER) -> bool:
+    """Whether the board shows a reply to `line` made, seen: a piece put down, or a
+    capture whose square saw events since `since` (a capture in hand looks made too).
+    A piece pushed onto its square (the one behind opening within SLIDE_GAP) less than
+    CROSSING_HELD before `now` may be crossing it, on its way elsewhere: not yet."""
+    events = turn.events_on
+    for reply in turn.replies_to(line).full(occupied):
+        if reply.filled:
+            square = reply.move.to_square
+            entered = next((when for when, placed_ in reversed(events.get(square, ()))
+                            if placed_), NEVER)
+            if not (now - entered < CROSSING_HELD_US and _slid_from(
+                    turn, chess.BB_KING_ATTACKS[square], entered)):
+                return True
+            continue
+        seen = events.get(reply.captured, ()) if reply.captured is not None else ()
+        if seen and seen[-1][0] >= since:
+            return True
+    return False
+
+
 def answer(turn: Turn, ctx: Context) -> Answer | bool:
     """If the board shows the opponent answering a move, that move is complete: the
     Answer to commit. True when the board is accounted for otherwise (the reply may be
@@ -611,6 +685,13 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
             fitting = [s for s in fitting if knocked_only(
                 turn, s, s.after(position.occupied) & ~ctx.occupied & ~victims,
                 ctx.occupied & ~s.after(position.occupied), ctx.t, pressed=True) is None]
+        if fitting and not ctx.clock_in_use:
+            went_on = went_on_unseen(turn, match, fitting, ctx.occupied, ctx.t)
+            if went_on is WAIT:
+                turn.waiting_reply = True
+                return True
+            if went_on:
+                continue
         if fitting and not match.placed and not placed(turn, match) and not ctx.pressing:
             # A piece in hand that no one saw land may still be on its way. With a clock,
             # its press says when it landed; failing that, a reply that puts a piece down
@@ -949,11 +1030,7 @@ def moved_on(turn: Turn, square: chess.Square, left: int) -> bool:
     """Whether the piece that left `square` at `left` went on along the surface: a
     neighbouring square closed within SLIDE_GAP of its leaving (a slide's next square),
     not a piece lifted off the board."""
-    for neighbour in chess.scan_forward(chess.BB_KING_ATTACKS[square]):
-        for when, placed_ in turn.events_on.get(neighbour, ()):
-            if placed_ and abs(when - left) <= SLIDE_GAP_US:
-                return True
-    return False
+    return _slid_on(turn, chess.BB_KING_ATTACKS[square], left)
 
 
 # In blitz the opponent lifts the piece he takes up to 0.1 s before the press, as soon as

@@ -36,6 +36,7 @@ from board_ctl.core.presses import CLOCK_GRACE  # noqa: F401 (the service's figu
 from board_ctl.core.profiles import PROFILES, Profile
 from board_ctl.core.reading import TurnReading
 from board_ctl.core.remoteplay import RemotePlay
+from board_ctl.core.rules import Finding
 from board_ctl.core.rules.claims import Draws
 from board_ctl.core.rules.endings import GAME_END_HOLD_US
 from board_ctl.core.sensing import Sensing
@@ -132,10 +133,30 @@ class Referee:
                 self.completion.complete_match(end, guess=True)
             elif (released := self._released_at_end()) is not None:
                 self.completion.commit(released.shapes, released.since, guess=True)
+            elif turn.match is not None:
+                self._unfinished_at_end(end, turn.match)
         if self.game.turn.asking:  # (nobody left to ask: the record says it)
             self.game.turn.asking = ()
             self.out.dirty = True
         return self._drain()
+
+    def _unfinished_at_end(self, end: int, match: Match) -> None:
+        """The board at the log's end shows a move whose piece nobody saw arrive: a capture
+        with its piece in a hand, the victim still there (or swept off its square unseen).
+        It is not recorded (`_made_by_end`), and the record says so (`move-unfinished`:
+        the piece's square and the squares it may have taken on), so that it never ends
+        a move short in silence. Not while an alert already shows what to put back."""
+        if self.out.restoring:
+            return
+        shapes = infer.distinct(match.shapes)
+        origin = shapes[0].move.from_square
+        squares = tuple(sorted({origin, *(s.move.to_square for s in shapes)}))
+        board = self.board
+        readings = " or ".join(board.san(s.move) for s in shapes)
+        self.out.raise_(end, Finding(
+            "move-unfinished", board.turn, squares,
+            f"the log ended with the piece from {chess.square_name(origin)} in hand: the "
+            f"board shows {readings} made, its piece never seen landing; not recorded"))
 
     def _released_at_end(self) -> Match | None:
         """The move released (FIDE 4.7: it stood on its square, its piece seen arriving)
