@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from board_ctl.core.position import Position
-from board_ctl.core.rules.endings import Endings, cannot_end
+from board_ctl.core.rules.endings import Endings, cannot_end, may_repeat
 from board_ctl.core.shapes import shape_of
 from corpus import corpus
 
@@ -138,3 +138,50 @@ def test_the_end_of_move_check_told_the_game_goes_on() -> None:
         for move in game.mainline_moves():
             same_end_after(board, move)
             board.push(move)
+
+
+def shuffling_game(rng: random.Random, plies: int) -> chess.Board:
+    """A random game that repeats itself: now and then both sides play a reversible move
+    and take it back, once or several times over (the position recurs three, five or
+    more times), between random moves (captures and pawn moves among them, which end
+    what can repeat)."""
+    board = chess.Board()
+    while len(board.move_stack) < plies and not board.is_game_over():
+        moves = list(board.legal_moves)
+        quiet = [m for m in moves if not board.is_irreversible(m)]
+        if quiet and rng.random() < 0.3:
+            there = rng.choice(quiet)
+            board.push(there)
+            replies = [m for m in board.legal_moves if not board.is_irreversible(m)]
+            if not replies:
+                continue
+            reply = rng.choice(replies)
+            board.push(reply)
+            cycle = [chess.Move(there.to_square, there.from_square),
+                     chess.Move(reply.to_square, reply.from_square), there, reply]
+            for move in cycle * rng.randrange(1, 4):
+                if not board.is_legal(move):
+                    break
+                board.push(move)
+        else:
+            board.push(rng.choice(moves))
+    return board
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_the_repetition_look_skips_only_positions_that_cannot_repeat(seed: int) -> None:
+    """`may_repeat` looks back only as far as the last capture or pawn move: whenever
+    python-chess finds a repetition (three or five times) at a ply, so does it, in games
+    that repeat often."""
+    rng = random.Random(seed)
+    game = shuffling_game(rng, rng.randrange(40, 160))
+    board = chess.Board()
+    repeated = 0
+    for move in game.move_stack:
+        board.push(move)
+        for count in (3, 5):
+            if board.is_repetition(count):
+                repeated += 1
+                assert may_repeat(board, count), (board.fen(), count)
+    assert len(board.move_stack) < 40 or repeated, "no repetition: the test's game is wrong"

@@ -9,6 +9,7 @@ opponent cannot mate by any series of legal moves (6.9: a draw).
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import islice
 
 import chess
 
@@ -130,6 +131,20 @@ def cannot_end(board: chess.Board, move: chess.Move) -> bool:
     return False
 
 
+def may_repeat(board: chess.Board, count: int) -> bool:
+    """False when the position cannot have stood `count` times: python-chess's own first
+    look in `is_repetition` (the occupancy seen `count` times), over the positions since
+    the last capture or pawn move only (no earlier one can recur), not the whole game's:
+    a long game's endgame asks at every move."""
+    occupied, seen = board.occupied, 1
+    for state in islice(reversed(board._stack), board.halfmove_clock):
+        if state.occupied == occupied:
+            seen += 1
+            if seen >= count:
+                return True
+    return False
+
+
 class Endings:
     def __init__(self, auto_claimable_draws: bool = False) -> None:
         self.auto_claimable_draws = auto_claimable_draws
@@ -156,10 +171,10 @@ class Endings:
         clock = board.halfmove_clock
         if clock >= 150:
             return "1/2-1/2", "seventy-five-moves"
-        if clock >= 16 and board.is_repetition(5):
+        if clock >= 16 and may_repeat(board, 5) and board.is_repetition(5):
             return "1/2-1/2", "fivefold-repetition"
         if self.auto_claimable_draws:
-            if clock >= 8 and board.is_repetition(3):
+            if clock >= 8 and may_repeat(board, 3) and board.is_repetition(3):
                 return "1/2-1/2", "threefold-repetition"
             if clock >= 100:
                 return "1/2-1/2", "fifty-moves"
