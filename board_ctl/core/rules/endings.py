@@ -134,10 +134,11 @@ def cannot_end(board: chess.Board, move: chess.Move) -> bool:
 def may_repeat(board: chess.Board, count: int) -> bool:
     """False when the position cannot have stood `count` times: python-chess's own first
     look in `is_repetition` (the occupancy seen `count` times), over the positions since
-    the last capture or pawn move only (no earlier one can recur), not the whole game's:
-    a long game's endgame asks at every move."""
+    the last capture or pawn move only (no earlier one can recur), and those with the
+    same side to move (every second one), not the whole game's: a long game's endgame
+    asks at every move."""
     occupied, seen = board.occupied, 1
-    for state in islice(reversed(board._stack), board.halfmove_clock):
+    for state in islice(reversed(board._stack), 1, board.halfmove_clock, 2):
         if state.occupied == occupied:
             seen += 1
             if seen >= count:
