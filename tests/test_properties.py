@@ -56,13 +56,48 @@ styles = st.builds(
 def test_any_legal_game_any_rendering_replays_exactly(
     game: chess.pgn.Game, style: RenderStyle, seed: int
 ) -> None:
+    check_replays_exactly(game, style, seed)
+
+
+def check_replays_exactly(game: chess.pgn.Game, style: RenderStyle, seed: int) -> None:
     rendered = render_game(game, seed=seed, style=style)
     replayed = replay_rendered(rendered)
     expected = rendered.moves
+    alerts: list[str] = []
     if not style.use_clock and last_capture_unseen(rendered):
-        expected = expected[:-1]
+        # a piece still in hand at the log's end: not recorded, and said (move-unfinished)
+        expected, alerts = expected[:-1], ["move-unfinished"]
     assert replayed.moves == expected
-    assert replayed.alerts == []
+    assert replayed.alerts == alerts
+
+
+FOUND = ("g2g4 c7c6 e2e4 b8a6 b1c3 a8b8 a1b1 d8a5 g1e2 a6b4 h2h4 e7e5 g4g5 a5a4 a2a3 b7b6 "
+         "d2d4 c6c5 d4d5 b4c2 d1c2 c5c4 b2b3 a4a6 c3b5 a6b5 e2c3 a7a5 c2a2 b8b7 e1d1 b5b4 "
+         "f1g2 b7b8 a2a1 c4b3 a1a2 b8b7 a2a1 b4c3 a1a2 b3b2 h1f1 c3a3 f1h1 a3b3 a2b3 a5a4 "
+         "f2f4 b7b8 h1h2 a4b3 b1a1 f7f5 a1a2 e8e7 a2a1 b2c1q a1c1 h7h5 e4f5 e7d8 c1a1 c8a6 "
+         "a1a6 f8c5 a6a1 b6b5 a1a2 c5d4 a2a1 b3b2 a1a2 d4g1 a2a1 b2a1b d1c1")
+
+
+def found_game(ucis: str) -> chess.pgn.Game:
+    game = chess.pgn.Game()
+    node: chess.pgn.GameNode = game
+    for uci in ucis.split():
+        node = node.add_variation(chess.Move.from_uci(uci))
+    return game
+
+
+@pytest.mark.xfail(strict=True, reason="known, not fixed: without a clock, a pawn taking on "
+                   "c1 and promoting, the victim lifted and the queen set down 100.6 ms later "
+                   "(just past the debounce), is not completed by the opponent's next lift; "
+                   "the record stops at ply 57 with position-mismatch (alerted, not silent). "
+                   "Found by the property test above; the code before this session fails too")
+def test_a_promotion_capture_set_down_just_past_the_debounce_without_a_clock() -> None:
+    style = RenderStyle(use_clock=False, bounce=False, bounce_prob=0.0, slides=False,
+                        slide_prob=0.0, capture_styles=(0.0, 1.0, 0.0, 1.0),
+                        castling_styles=(0.0, 1.0),
+                        promotion_styles=(0.42912490451621055, 0.1145003648996337),
+                        idle_lift_prob=0.1700675150640139, claim_draws=False, resign=False)
+    check_replays_exactly(found_game(FOUND), style, 138369763)
 
 
 def last_capture_unseen(rendered: RenderedGame) -> bool:
