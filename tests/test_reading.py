@@ -397,6 +397,18 @@ def _knock_script(move: str, knocked: str, landing: str, knock_at: float,
             f"@{fetch} -{landing} @{home} +{knocked} {press}")
 
 
+def assert_move_and_reply_read(script: str, fen: str, move: str, reply: str,
+                               clock: bool) -> None:
+    """The script played: the move and the reply recorded, and no alert."""
+    board = chess.Board(fen)
+    out = play(script, fen, time_control="300+2" if clock else None)
+    sans = [board.san(chess.Move.from_uci(move))]
+    board.push_uci(move)
+    sans.append(board.san(chess.Move.from_uci(reply)))
+    assert out.sans == sans
+    assert out.alerts == []
+
+
 @pytest.mark.parametrize("clock", [False, True])
 @pytest.mark.parametrize("back_first", [False, True])
 @pytest.mark.parametrize("knock_at", [0.05, 0.3, 0.8])
@@ -409,12 +421,7 @@ def test_a_piece_knocked_beside_the_hand_is_no_reply_begun(
     script = (_knock_script(move, knocked, landing, knock_at, back_first,
                             mover if clock else "")
               + f" ~2 -{reply[:2]} +{reply[2:4]} " + (replier if clock else ""))
-    out = play(script, fen, time_control="300+2" if clock else None)
-    sans = [board.san(chess.Move.from_uci(move))]
-    board.push_uci(move)
-    sans.append(board.san(chess.Move.from_uci(reply)))
-    assert out.sans == sans
-    assert out.alerts == []
+    assert_move_and_reply_read(script, fen, move, reply, clock)
 
 
 # (fen, the capture, its victim taken first, the piece knocked and put back, where it
@@ -440,12 +447,7 @@ def test_a_takeable_piece_knocked_and_put_back_is_no_capture_there(
     script = (f"-{move[2:4]} ~1 "
               + _knock_script(move, knocked, landing, 0.2, back_first, mover if clock else "")
               + f" ~2 -{reply[:2]} +{reply[2:4]} " + (replier if clock else ""))
-    out = play(script, fen, time_control="300+2" if clock else None)
-    sans = [board.san(chess.Move.from_uci(move))]
-    board.push_uci(move)
-    sans.append(board.san(chess.Move.from_uci(reply)))
-    assert out.sans == sans
-    assert out.alerts == []
+    assert_move_and_reply_read(script, fen, move, reply, clock)
 
 
 @pytest.mark.parametrize("script, fen, sans", [
