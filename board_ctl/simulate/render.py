@@ -164,6 +164,32 @@ class RenderedGame:
             board.push(move)
         return board
 
+    def ends_with_capture_in_hand(self) -> bool:
+        """The log ends on a capture no event shows landing (a push-off, or a swap whose
+        victim's sensor never opened), with nothing after it (no press, no game end). To
+        the board that is a piece still in hand: a log's end records no move its piece was
+        not seen to make, and says so (`move-unfinished`)."""
+        if not self.moves:
+            return False
+        board = self.final_board()
+        if board.is_game_over(claim_draw=False):
+            return False
+        last = board.pop()
+        if not board.is_capture(last):
+            return False
+        origin = chess.square_name(last.from_square)
+        lifted = max((i for i, line in enumerate(self.lines)
+                      if line.get("ev") == "lift" and line.get("sq") == origin), default=None)
+        if lifted is None:
+            return False
+        # squares a slid piece crosses are no landing; a place anywhere else is (the
+        # target, or the victim pushed off onto a neighbour: it tells the capture)
+        crossed = {chess.square_name(sq) for sq in chess.SquareSet(
+            chess.between(last.from_square, last.to_square))} | {origin}
+        return not any(line.get("ev") == "clock" or
+                       (line.get("ev") == "place" and line.get("sq") not in crossed)
+                       for line in self.lines[lifted:])
+
 
 # A hook runs after the thinking time of its ply. It returns a style label when it
 # has physically made the ply's move itself, or None to let the normal rendering
