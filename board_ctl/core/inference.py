@@ -107,6 +107,13 @@ def capture_evidence(turn: Turn, origin: chess.Square, before: int = FOREVER
     are someone else's. Victims taken first: enemy squares emptied before the lift
     and not put back, latest first. A touched enemy piece put back is neither.
     """
+    landed, taken = _evidence(turn, origin, before)
+    return [sq for _, sq in landed], [sq for _, sq in taken]
+
+
+def _evidence(turn: Turn, origin: chess.Square, before: int
+              ) -> tuple[list[tuple[int, chess.Square]], list[tuple[int, chess.Square]]]:
+    """`capture_evidence` with each square's time (landings: when the piece came down)."""
     events = turn.events_on
     board = turn.position.board
     lifted = NEVER  # (the origin's last lift before `before`: its times ascend)
@@ -131,7 +138,7 @@ def capture_evidence(turn: Turn, origin: chess.Square, before: int = FOREVER
         elif not seen[-1][1]:
             taken.append((-seen[-1][0], square))
     if not landed and not taken and lifted != NEVER:
-        landed = pushed_off(turn, origin, lifted, before)
+        return pushed_off(turn, origin, lifted, before), taken  # (ranked there)
     elif len(landed) > 1:
         # A piece the hand knocked over (onto a neighbouring square) and put back is
         # read as the victim only where no other square saw the capturing piece land.
@@ -139,9 +146,9 @@ def capture_evidence(turn: Turn, origin: chess.Square, before: int = FOREVER
         if knocked:
             landed.sort()
             landed.sort(key=lambda found: bool(knocked & bb[found[1]]))  # (stable)
-            return [sq for _, sq in landed], [sq for _, sq in sorted(taken)]
-    return ([sq for _, sq in sorted(landed)] if landed else [],
-            [sq for _, sq in sorted(taken)] if taken else [])
+            return landed, sorted(taken)
+    return (sorted(landed) if len(landed) > 1 else landed,
+            sorted(taken) if len(taken) > 1 else taken)
 
 
 def pushed_off(turn: Turn, origin: chess.Square, lifted: int, before: int = FOREVER
@@ -149,7 +156,12 @@ def pushed_off(turn: Turn, origin: chess.Square, lifted: int, before: int = FORE
     """Victims the piece lifted from `origin` (at `lifted`) pushed off their square as it
     took it, seen nowhere on it: (when, victim) for each enemy piece it attacks that has
     an empty neighbouring square ahead of its travel, on which a piece came down after
-    the lift and was taken off again: the victim knocked onto it, then removed."""
+    the lift and was taken off again: the victim knocked onto it, then removed.
+
+    One square may lie ahead of two victims (a king taking either of two neighbours):
+    the sensors cannot tell which was pushed, and of the two, a legal capture comes
+    first (an illegal move is the rarer reading: `choose` takes a legal one only where
+    it is the only one so tied)."""
     board = turn.position.board
     targets = board.attacks_mask(origin) & board.occupied_co[not board.turn] & ~turn.displaced
     if not targets:
@@ -166,6 +178,13 @@ def pushed_off(turn: Turn, origin: chess.Square, lifted: int, before: int = FORE
         for victim in chess.scan_forward(chess.BB_KING_ATTACKS[square] & targets):
             if ahead(origin, victim, square):
                 found.append((came, victim))
+    if len(found) > 1:
+        legal = 0
+        for shape in turn.position.moves_from(chess.BB_SQUARES[origin]):
+            if shape.captured is not None:
+                legal |= chess.BB_SQUARES[shape.captured]
+        found.sort(key=lambda pushed: (pushed[0], not legal & chess.BB_SQUARES[pushed[1]],
+                                       pushed[1]))
     return found
 
 
@@ -201,8 +220,13 @@ def choose(turn: Turn, shapes: list[Shape], before: int = FOREVER,
     if candidates[0].captured is None or candidates[0].filled:
         return candidates[0] if len(candidates) == 1 else None
     origin = candidates[0].move.from_square
-    landed, taken = capture_evidence(turn, origin, before)
-    for square in landed + taken:
+    timed, taken_timed = _evidence(turn, origin, before)
+    if len(timed) > 1 and timed[1][0] == timed[0][0]:
+        # (one piece came down ahead of two victims, pushed off: which one, nothing says)
+        tied = [sq for when, sq in timed if when == timed[0][0]]
+        if sum(shape.captured in tied for shape in candidates) > 1:
+            return None
+    for _, square in timed + taken_timed:
         for shape in candidates:
             if shape.captured == square:
                 return shape
