@@ -872,3 +872,60 @@ def test_a_victim_pushed_ahead_of_another_legal_capture_is_flagged(
     assert out.alerts == []
     if clock:  # (without one, a capture in doubt waits to be shown: the reply is not read)
         assert out.sans[1:] == sans[1:]
+
+
+# ---------------------------------------------------------------------- a reply pushed over the square left
+#
+# Without a clock the opponent's reply completes the move. A capture whose victim was
+# swapped off as the capturing piece came down leaves only its origin changed; the
+# opponent may then push a piece of his over that square (slow-slide, game 180: Rf1-f3
+# over f2, just left by Nxd3). Straddling both, it closes the square left up to 30 ms
+# before its own opens: the board shows the position again for a moment, which is no
+# piece put back (its own square opening as it closed says it was pushed on).
+
+# (fen, the capture, the reply over the square it left): corpus positions
+REPLY_OVER_THE_SQUARE_LEFT = [
+    ("4rrk1/6p1/bp6/p1bp4/P1P5/3B4/1P3nPP/1K3R2 b - - 0 26", "f2d3", "f1f3"),  # (game 180)
+    ("1rb1k1nr/2pnqppp/pPQ5/2bp4/8/B4N2/3PPPPP/RN2KB1R w KQk - 3 11", "b6c7", "c5a7"),
+    ("8/3n1kp1/P3p3/1P2b2p/3p4/4q2P/1P2Br2/1K1RQ3 b - - 0 45", "f2e2", "e1g3"),
+    ("8/8/4r3/P1k5/1R6/Pn1p2B1/6P1/3K4 b - - 6 68", "b3a5", "b4b2"),
+    ("2k1rb1r/1pp5/p6p/2Pb2p1/3p1p2/PP1n1P1q/6RP/6QK w - - 1 30", "g2g5", "h3f1"),
+    ("2rk1b1r/3q3p/4Bnp1/1N1pp1Nb/1P2P3/P2Q3P/R1P2P2/2B1K2R b K - 1 20", "d5e4", "e6c4"),
+    ("r4rk1/p4p2/1p2p1pp/4q3/5R2/1P2BQ1P/Pb3PP1/3R2K1 w - - 0 29", "f4f7", "e5g3"),
+    ("2k5/p4p2/2qrp1p1/4Rb1p/3P4/1Q3N2/PPPN1Pn1/2KR4 b - - 5 28", "f5c2", "e5g5"),
+]
+
+
+@pytest.mark.parametrize("clock", [False, True])
+@pytest.mark.parametrize("held", [0.15, 0.4])
+@pytest.mark.parametrize("straddled", [0.003, 0.012, 0.028])
+@pytest.mark.parametrize("fen, capture, reply", REPLY_OVER_THE_SQUARE_LEFT)
+def test_a_reply_pushed_over_the_square_a_capture_left_is_no_piece_put_back(
+        fen: str, capture: str, reply: str, straddled: float, held: float,
+        clock: bool) -> None:
+    board = chess.Board(fen)
+    mover, replier = ("Cw", "Cb") if board.turn == chess.WHITE else ("Cb", "Cw")
+    origin, start, end = capture[:2], reply[:2], reply[2:4]
+    sans = [board.san(chess.Move.from_uci(capture))]
+    board.push_uci(capture)
+    sans.append(board.san(chess.Move.from_uci(reply)))
+    out = play(f"-{origin} " + (f"@0.5 {mover} " if clock else "")
+               + f"~2 +{origin} @{straddled} -{start} @{held} -{origin} @0.02 +{end} "
+               + (f"@0.4 {replier}" if clock else "~1"),
+               fen, time_control="300+2" if clock else None)
+    assert out.sans == sans
+    assert out.alerts == []
+
+
+@pytest.mark.parametrize("then", ["@0.5 +{start}", "~3"])
+@pytest.mark.parametrize("straddled", [0.003, 0.028])
+@pytest.mark.parametrize("fen, capture, reply", REPLY_OVER_THE_SQUARE_LEFT)
+def test_a_piece_that_stays_on_the_square_left_is_no_reply_read(
+        fen: str, capture: str, reply: str, straddled: float, then: str) -> None:
+    # The same closing, but his piece goes no further: lifted and put back, held, or
+    # stood there. The mover's piece put back as he lifted a piece beside it reads alike:
+    # no move is recorded on that (an alert may follow), never the capture.
+    origin, start = capture[:2], reply[:2]
+    out = play(f"-{origin} ~2 +{origin} @{straddled} -{start} {then.format(start=start)} ~2",
+               fen)
+    assert out.sans == []

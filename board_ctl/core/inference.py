@@ -462,7 +462,7 @@ def answers(turn: Turn, line: Shape, occupied: chess.Bitboard) -> bool:
     return bool(reply.full(occupied)) or reply.partial(occupied) or reply.crossing(occupied)
 
 
-REPLY, HAND, NOT_YET = "reply", "hand", "not yet"
+REPLY, HAND, NOT_YET, CROSSING = "reply", "hand", "not yet", "crossing"
 
 # A piece is carried by hand for 0.2-1.5 s; the opponent answers only once it is down,
 # and he needs a moment to see it there. A piece next to where the piece in hand can go,
@@ -584,6 +584,20 @@ def reply_put_down(turn: Turn, match: Match, line: Shape, since: int,
                 landing |= shape.filled
         if put and not put & ~landing:
             return HAND  # only where the mover's piece could have landed
+    if put == chess.BB_SQUARES[line.move.from_square] and not press_to_come:
+        # A piece on the square the capturing piece left: the opponent's, pushed onto it
+        # from his square beside it (`pushed_onto_the_square_left`), may be crossing it
+        # on his reply's way; one that stood CROSSING_HELD there may as well be the
+        # mover's, put back: no reply seen (a slide that goes on says so).
+        entered = _pushed_on(turn, line.move.from_square,
+                             (position.occupied & ~occupied) & chess.BB_KING_ATTACKS[
+                                 line.move.from_square])
+        if entered is not None:
+            if now - entered < CROSSING_HELD_US:
+                if turn.crossing is None or entered + CROSSING_HELD_US < turn.crossing:
+                    turn.crossing = entered + CROSSING_HELD_US  # (read again then)
+                return CROSSING
+            return HAND
     if put:
         return REPLY
     events = turn.events_on
@@ -728,6 +742,9 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
             if ctx.clock_in_use:
                 fitting = [s for s, verdict in zip(fitting, verdicts) if verdict == REPLY]
                 waiting = waiting or NOT_YET in verdicts
+            elif CROSSING in verdicts:
+                turn.waiting_reply = True  # (his piece may be crossing: where it goes tells)
+                return True
             else:
                 fitting = [s for s, verdict in zip(fitting, verdicts) if verdict != HAND]
         if fitting:
@@ -779,7 +796,8 @@ def explain(turn: Turn, ctx: Context) -> Reading:
             return Reading(True, answer=found, then_explained=True)
         return EXPLAINED if found else UNEXPLAINED
     if occupied == position.occupied:
-        reply_landing = ctx.leaving and answering(turn, ctx)  # (before the match is left)
+        reply_landing = ctx.leaving and (  # (before the match is left)
+            answering(turn, ctx) or pushed_onto_the_square_left(turn, ctx))
         if turn.match is not None:
             leave_match(turn, ctx)
         begun = promotion_placed_first(turn, ctx)
@@ -835,6 +853,30 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         if found:
             return EXPLAINED
     return UNEXPLAINED
+
+
+def pushed_onto_the_square_left(turn: Turn, ctx: Context) -> bool:
+    """Whether the piece come down on a square a move seen left (the board showing the
+    position again) is an opponent's piece pushed onto it, not the mover's put back: it
+    closed as a neighbouring square of the opponent's, still settling, opened within
+    SLIDE_GAP (a slid piece straddles both). The mover's piece went on, unseen: a capture
+    whose victim was swapped off as it came down."""
+    square = ctx.changing
+    if square is None or not turn.seen or ctx.clock_in_use:
+        return False
+    board = turn.position.board
+    behind = ctx.leaving & board.occupied_co[not board.turn] & chess.BB_KING_ATTACKS[square]
+    if not behind or not any(m.shapes[0].move.from_square == square for m in turn.seen):
+        return False
+    return _pushed_on(turn, square, behind) is not None
+
+
+def _pushed_on(turn: Turn, square: chess.Square, behind: chess.Bitboard) -> int | None:
+    """When the piece last come down on `square` was pushed onto it from one of the
+    squares `behind` (one opened within SLIDE_GAP of its closing), or None."""
+    entered = next((when for when, placed_ in reversed(turn.events_on.get(square, ()))
+                    if placed_), NEVER)
+    return entered if _slid_from(turn, behind, entered) else None
 
 
 def reply_to_the_move_standing(turn: Turn, ctx: Context) -> Reading | None:
