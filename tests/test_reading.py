@@ -929,3 +929,73 @@ def test_a_piece_that_stays_on_the_square_left_is_no_reply_read(
     out = play(f"-{origin} ~2 +{origin} @{straddled} -{start} {then.format(start=start)} ~2",
                fen)
     assert out.sans == []
+
+
+# ---------------------------------------------------------------------- a promotion answered
+#
+# Without a clock the opponent's reply completes a promotion too. His reply may be to take
+# the new piece with a piece the promoting pawn could have taken instead (bxc1=Q, Rxc1:
+# the board shows the pawn gone and a1 empty, as bxa1 under way would; the queen swapped
+# off c1 as the rook comes down, no change seen there). The promotion's piece came down
+# and stands on its square: the mover could go on only by lifting it again, so a change
+# elsewhere is the reply (a pawn waiting to be replaced is lifted from that square, which
+# no reply is).
+
+# (fen, the promotion, the reply taking the new piece from a square the pawn could also
+# have taken on): corpus positions, and three with a piece added to make the promotion a
+# capture (the first: a property test's game, the victim lifted 100.6 ms before the pawn
+# came down)
+PROMOTION_TAKEN_BY_A_PIECE_IT_COULD_HAVE_TAKEN = [
+    ("1rb2bnr/3pk1pp/1p6/3PppP1/4PP1P/1p6/1p4BR/R1BK4 b - - 3 29", "b2c1q", "a1c1"),
+    ("r5k1/7p/6p1/2b2p2/5N1P/8/p1r2n1K/1R4R1 b - - 5 49", "a2a1q", "b1a1"),
+    ("1k3r2/1p1nB1PB/7P/8/2r5/p5K1/8/8 w - - 2 49", "g7g8q", "f8g8"),
+    ("6q1/7P/1pp1kp2/1P6/2P5/p7/P1K5/8 w - - 0 50", "h7h8q", "g8h8"),
+    ("2k2rr1/pp1n4/5B2/2pp4/1P3P2/8/P1PPK1pb/1R3R2 b - - 1 30", "g2g1q", "f1g1"),
+    ("4rrk1/p5b1/7p/3p1ppP/P7/1Pp1qPP1/2P1pR2/5RK1 b - - 1 33", "e2e1q", "f1e1"),
+    ("2r5/1N1P1ppk/p5bp/8/3nPBP1/7P/q4PB1/5RK1 w - - 0 30", "d7d8q", "c8d8"),
+    ("2rr3k/n5p1/7p/ppP1p2P/4P3/1P6/P2p3P/K1R4R b - - 1 36", "d2d1q", "c1d1"),
+    ("8/6k1/6p1/2p1p2p/6P1/8/4p1KP/5Q2 b - - 0 47", "e2e1q", "f1e1"),
+    ("3r3r/p1P3p1/k3pb1p/nq1p3b/3P4/2P1QNBP/2P2PP1/RR4K1 w - - 1 24", "c7c8q", "d8c8"),
+    ("1r4k1/2P4p/p4p2/P2N2p1/2Pp4/B2P4/6PP/5RK1 w - - 2 40", "c7c8q", "b8c8"),
+    ("r1b1k2r/pppqnpbp/8/6B1/7p/1Q4P1/PP1pPPBP/R3R1K1 b kq - 1 14", "d2d1q", "e1d1"),
+    ("2rr3k/n5p1/7p/ppP1p2P/4P3/1P6/P2p3P/K1R1N2R b - - 1 36", "d2e1q", "c1e1"),
+    ("2k2rr1/pp1n4/5B2/2pp4/1P3P2/8/P1PPK1pb/1R3R1N b - - 1 30", "g2h1q", "f1h1"),
+]
+
+
+@pytest.mark.parametrize("clock", [False, True])
+@pytest.mark.parametrize("replaced", [True, False])
+@pytest.mark.parametrize("down", [0.0906, 0.0996, 0.1006, 0.1016, 0.15, 0.4])
+@pytest.mark.parametrize("fen, promotion, reply", PROMOTION_TAKEN_BY_A_PIECE_IT_COULD_HAVE_TAKEN)
+def test_a_promotion_is_completed_by_a_reply_of_a_piece_it_could_have_taken(
+        fen: str, promotion: str, reply: str, down: float, replaced: bool,
+        clock: bool) -> None:
+    # `down`: from the victim's lift (or the pawn's, for a push) to the piece set down on
+    # the square, around the debounce; `replaced`: the pawn set down there and replaced by
+    # the new piece (4.6), or the new piece set down directly. The reply's piece comes
+    # down on the new piece as it is swept off (nothing seen on that square); the
+    # mover's next move completes it.
+    board = chess.Board(fen)
+    move, answer = chess.Move.from_uci(promotion), chess.Move.from_uci(reply)
+    mover, replier = ("Cw", "Cb") if board.turn == chess.WHITE else ("Cb", "Cw")
+    pawn, square = promotion[:2], promotion[2:4]
+    assert board.is_legal(move)
+    capture = board.is_capture(move)
+    sans = [board.san(move)]
+    board.push(move)
+    assert board.is_legal(answer)
+    sans.append(board.san(answer))
+    takeable = [chess.square_name(m.to_square) for m in board.legal_moves
+                if m.from_square == answer.from_square and board.is_capture(m)]
+    board.push(answer)
+    then = _quiet_reply([board], [pawn, square, reply[:2], *takeable])  # (tells nothing)
+    sans.append(board.san(then))
+    take = f"@1.2 -{square} @{down}" if capture else f"@{down}"
+    script = (f"-{pawn} {take} +{square} "
+              + (f"@1.1 -{square} @0.5 +{square} " if replaced else "")
+              + (f"@0.4 {mover} " if clock else "")
+              + f"~2 -{reply[:2]} " + (f"@0.5 {replier} " if clock else "")
+              + f"~2 -{then.uci()[:2]} @0.5 +{then.uci()[2:4]} " + (mover if clock else "~1"))
+    out = play(script, fen, time_control="300+2" if clock else None)
+    assert out.sans == sans
+    assert out.alerts == []

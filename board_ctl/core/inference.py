@@ -641,11 +641,12 @@ def arrived_and_answered(turn: Turn, occupied: chess.Bitboard) -> bool:
     """A move whose piece arrived and still stands there is done; the opponent answers it.
 
     Once the piece is seen arriving (placed, or landing on its victim), the mover
-    could only go on by lifting it again; a change elsewhere is the opponent's.
+    could only go on by lifting it again; a change elsewhere is the opponent's. So too
+    for a promotion: the pawn replaced by the new piece (4.6) is lifted from that square
+    (no longer arrived); a piece lifted elsewhere, that the pawn could have taken
+    instead, is no capture under way but the reply.
     """
     for match in turn.seen:
-        if match.promoting:
-            continue  # a pawn on the last rank waits to be replaced (4.6)
         for shape in match.shapes if match.placed else landings(turn, match):
             arrived = shape.filled | chess.BB_SQUARES[shape.move.to_square]
             if not arrived & ~occupied and answers(turn, shape, occupied):
