@@ -999,3 +999,81 @@ def test_a_promotion_is_completed_by_a_reply_of_a_piece_it_could_have_taken(
     out = play(script, fen, time_control="300+2" if clock else None)
     assert out.sans == sans
     assert out.alerts == []
+
+
+# ---------------------------------------------------------------------- whose hand touched the piece just moved
+#
+# A piece lifted just after it was set down, and put back on its square: the mover
+# re-gripping his own piece, his move not yet done, or the opponent touching it (4.3.2:
+# then he must take it, if he can). With a clock the press tells them apart (before it,
+# the mover's; after it, the opponent's). Without one, nothing on the board does: the
+# sensors see the same events either way. The piece counts as released once it stood
+# RELEASED_AFTER (4.7); a touch after that is the opponent's, one before it is no
+# evidence against him (touch-move-enemy without a clock: 6 logs of 317 touch the piece
+# just moved within 0.3-0.93 s; no alert there, rather than one that would accuse a
+# player for his opponent's re-grip).
+
+# (fen, the move, the opponent's move not taking the piece it moved, then the next one):
+# the six positions of those logs (games 7, 147, 178, 232, 287, 302)
+TOUCHED_JUST_AFTER_IT_MOVED = [
+    ("rnb1kb1r/pp3ppp/2p2n2/q3P3/4N3/3Q4/PPP2PPP/R1B1KBNR w KQkq - 1 7", "c1d2", "a5e5",
+     "g1f3"),
+    ("rnbqkbnr/2ppppp1/1p6/p6p/4P3/P5P1/1PPP1P1P/RNBQKBNR b KQkq - 0 4", "d7d5", "d2d4",
+     "d5e4"),
+    ("8/4n1P1/B2kb3/4n3/1P6/1P3p2/2PK3P/6R1 b - - 2 38", "e5g4", "g1f1", "e6d5"),
+    ("r1bqkbnr/pp3ppp/2np4/4p3/3NP3/2N5/PPP2PPP/R1BQKB1R w KQkq - 0 6", "d4f5", "h7h6",
+     "c3d5"),
+    ("1k2r1n1/1P6/8/Q7/4P3/P4PP1/1R4P1/1KR5 b - - 2 41", "e8e4", "a5c7", "b8a7"),
+    ("3r2r1/4bpkp/pp1N4/2p4n/6B1/8/PP3P1P/R1BR3K b - - 2 30", "e7d6", "g4h5", "d6e5"),
+]
+
+
+def _played(board: chess.Board, uci: str) -> str:
+    """A script for a move (a capture victim first), made on `board`; its SAN."""
+    move = chess.Move.from_uci(uci)
+    script = f"-{uci[:2]} @0.5 +{uci[2:4]}"
+    if board.is_capture(move):
+        script = f"-{uci[2:4]} @0.3 " + script
+    return script
+
+
+@pytest.mark.parametrize("after", [0.3, 0.9, 1.1, 2.0])
+@pytest.mark.parametrize("fen, move, reply, then", TOUCHED_JUST_AFTER_IT_MOVED)
+def test_a_piece_touched_just_after_it_moved_is_the_opponents_touch_once_released(
+        fen: str, move: str, reply: str, then: str, after: float) -> None:
+    board = chess.Board(fen)
+    square = move[2:4]
+    scripts, sans = [], []
+    for uci in (move, reply, then):
+        scripts.append(_played(board, uci))
+        sans.append(board.san(chess.Move.from_uci(uci)))
+        board.push_uci(uci)
+    touched = f"@{after} -{square} @0.6 +{square}"
+    out = play(f"{scripts[0]} {touched} @2 {scripts[1]} ~2 {scripts[2]} ~1", fen)
+    assert out.sans == sans
+    # released (stood 1 s): his touch; before: as likely the mover's re-grip, no alert
+    assert out.alerts == (["touch-move"] if after > 1.0 else [])
+    if after > 1.0:
+        assert square in out.alert("touch-move")["squares"]
+
+
+@pytest.mark.parametrize("after", [0.3, 2.0])
+@pytest.mark.parametrize("opponents", [True, False])
+@pytest.mark.parametrize("fen, move, reply, then", TOUCHED_JUST_AFTER_IT_MOVED)
+def test_with_a_clock_the_press_tells_whose_hand_touched_the_piece_just_moved(
+        fen: str, move: str, reply: str, then: str, opponents: bool, after: float) -> None:
+    board = chess.Board(fen)
+    mover, replier = ("Cw", "Cb") if board.turn == chess.WHITE else ("Cb", "Cw")
+    square = move[2:4]
+    scripts, sans = [], []
+    for uci in (move, reply, then):
+        scripts.append(_played(board, uci))
+        sans.append(board.san(chess.Move.from_uci(uci)))
+        board.push_uci(uci)
+    touched = f"@{after} -{square} @0.6 +{square}"
+    first = (f"{scripts[0]} @0.2 {mover} {touched}" if opponents
+             else f"{scripts[0]} {touched} @0.2 {mover}")
+    out = play(f"{first} @2 {scripts[1]} @0.2 {replier} ~2 {scripts[2]} @0.2 {mover}", fen,
+               time_control="300+2")
+    assert out.sans == sans
+    assert out.alerts == (["touch-move"] if opponents else [])
