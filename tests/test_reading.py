@@ -688,11 +688,13 @@ def test_a_square_crossed_on_the_way_to_a_capture_that_stood_is_no_stop(overlap:
 
 
 @pytest.mark.parametrize("game", [4, 50, 57, 87, 92, 106, 114, 123, 124, 128, 129, 148, 157,
-                                  170, 186, 188, 195, 229, 258, 264, 279, 285, 289, 309])
+                                  170, 180, 186, 188, 195, 229, 258, 264, 279, 285, 289,
+                                  309])
 def test_rendered_slides_into_unseen_captures_are_read_right(game: int) -> None:
     # slow-slide without a clock (as the benchmark renders it: game i, seed i): each a
     # capture slid in with the victim swapped off unseen or taken after the slide (157,
-    # 186: one square crossed, set down and lifted with no slide seen)
+    # 186: one square crossed, set down and lifted with no slide seen; 180: the reply
+    # pushed over the square the capture left)
     from bench_recognition import judge, replay
     from board_ctl.simulate import render_behaviour
 
@@ -761,7 +763,8 @@ def test_a_victim_pushed_off_ahead_of_an_unseen_capture_is_no_reply(clock: bool,
 
 
 @pytest.mark.parametrize("use_clock, game", [(True, 74), (False, 74), (False, 147),
-                                             (False, 188)])
+                                             (False, 188), (True, 24), (True, 294),
+                                             (True, 310)])
 def test_rendered_knock_off_captures_are_read_right(use_clock: bool, game: int) -> None:
     from bench_recognition import judge, replay
     from board_ctl.simulate import render_behaviour
