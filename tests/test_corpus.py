@@ -116,7 +116,7 @@ CASES = [(code, True) for code in VIOLATIONS] + [
                          ids=[f"{c}-{'clock' if u else 'no-clock'}" for c, u in CASES])
 def test_scripted_violation_raises_its_code_and_keeps_the_record(code: str, use_clock: bool) -> None:
     games = corpus() if use_clock else corpus()[::3]
-    failures, ambiguous, checked = [], [], 0
+    failures, checked = [], 0
     for seed, game in enumerate(games):
         try:
             rendered = render_violation(game, code, seed=seed, style=RenderStyle(use_clock=use_clock))
@@ -129,27 +129,9 @@ def test_scripted_violation_raises_its_code_and_keeps_the_record(code: str, use_
             continue
         if _decoy_ended_the_game(replayed, code):
             continue
-        if replayed.moves != rendered.moves or not _touched_the_piece_just_moved(rendered, code):
-            failures.append((seed, replayed.first_divergence(), expected, replayed.alerts[:4]))
-        else:
-            ambiguous.append(seed)
+        failures.append((seed, replayed.first_divergence(), expected, replayed.alerts[:4]))
     assert checked > 90
     assert failures == [], f"{len(failures)} of {checked} wrong: {failures[:5]}"
-    # Without a clock, the opponent touching the piece just moved looks exactly like its
-    # owner adjusting it; that case alone may go unflagged, and stays rare.
-    assert len(ambiguous) <= checked * 0.03, ambiguous
-
-
-def _touched_the_piece_just_moved(rendered, code: str) -> bool:  # type: ignore[no-untyped-def]
-    if rendered.expected_alerts[0][0] != "touch-move" or code != "touch-move-enemy":
-        return False
-    ply = rendered.expected_alerts[0][1]
-    if ply == 0:
-        return False
-    previous = rendered.moves[ply - 1]
-    lines = rendered.lines[rendered.plies[ply].first_line:rendered.plies[ply].end_line]
-    first_lift = next(line["sq"] for line in lines if line.get("ev") == "lift")
-    return first_lift == chess.square_name(previous.to_square)
 
 
 def _decoy_ended_the_game(replayed, code: str) -> bool:  # type: ignore[no-untyped-def]

@@ -168,7 +168,7 @@ def test_every_game_renders_cleanly() -> None:
 
 @pytest.mark.slow
 def test_no_clock_renderings_parse_and_have_no_clock() -> None:
-    for i, game in enumerate(engine_games()[:60]):
+    for i, game in enumerate(engine_games()[:40]):
         r = render_game(game, seed=i, style=RenderStyle(use_clock=False))
         check_all(r)
         assert not [obj for obj in r.lines if obj["ev"] == "clock"]
@@ -559,6 +559,42 @@ def test_violation_at_a_given_ply_and_errors() -> None:
         render_violation(game, "illegal-move", seed=3, style=RenderStyle(use_clock=False))
     with pytest.raises(ValueError):
         render_violation(game, "no-such-thing", seed=3)
+
+
+def _touched_square(r: RenderedGame) -> tuple[chess.Square, chess.Board]:
+    ply = r.expected_alerts[0][1]
+    lines = [line for line in ply_lines(r, ply) if line.get("ev") == "lift"]
+    return chess.parse_square(lines[0]["sq"]), board_before(r, ply)
+
+
+def _just_landed(board: chess.Board) -> set[chess.Square]:
+    last = board.pop()
+    landed = {last.to_square}
+    if board.is_castling(last):
+        landed.add(chess.square(3 if chess.square_file(last.to_square) < 4 else 5,
+                                chess.square_rank(last.to_square)))
+    board.push(last)
+    return landed
+
+
+def test_without_a_clock_the_enemy_touch_is_never_of_the_piece_just_moved() -> None:
+    """Without a clock only its release ends a move, and a swap lands unseen: the piece
+    just moved, lifted and put back, is its mover's hand as likely as the opponent's
+    touch. A rendering stays readable: without a clock that piece is never the one
+    touched; with a clock (the press ends the move) it may be."""
+    touched_just_moved = {True: 0, False: 0}
+    for seed, game in enumerate(engine_games()[:40]):
+        for use_clock in (True, False):
+            try:
+                r = render_violation(game, "touch-move-enemy", seed=seed,
+                                     style=RenderStyle(use_clock=use_clock))
+            except NoEligiblePly:
+                continue
+            square, board = _touched_square(r)
+            if board.move_stack and square in _just_landed(board):
+                touched_just_moved[use_clock] += 1
+    assert touched_just_moved[False] == 0
+    assert touched_just_moved[True] > 0
 
 
 @pytest.mark.slow

@@ -7,7 +7,7 @@ real game. Every rendering lists the alert it should raise in `expected_alerts` 
 | code | what the player does at that ply |
 | --- | --- |
 | touch-move | lifts an own piece that has a legal move, puts it back (held 0.4-1.5 s), then plays the real move with another piece |
-| touch-move-enemy | lifts a capturable enemy piece, puts it back, plays the real move (which does not capture it); alert code `touch-move` |
+| touch-move-enemy | lifts a capturable enemy piece, puts it back, plays the real move (which does not capture it); alert code `touch-move`. Without a clock, never the piece the opponent has just moved (see `_touch_enemy_options_without_clock`) |
 | illegal-move | puts the real move's piece on an empty square it cannot reach, presses the clock, 1-3 s later puts it back on its origin, then plays the real move with it and presses again |
 | move-changed | puts the real move's piece on another legal empty square, leaves it 1-3 s, then moves it on to the real destination |
 | position-mismatch | a piece of the side not to move that nothing can capture is knocked over during the mover's thinking time: off its square, or onto a neighbouring empty one, and put back 2-6 s later |
@@ -104,6 +104,20 @@ def _touch_enemy_options(board: chess.Board, move: chess.Move, ply: int) -> list
     capturable.discard(None)
     capturable.discard(captured_square(board, move))
     return sorted(sq for sq in capturable if sq is not None)
+
+
+def _touch_enemy_options_without_clock(board: chess.Board, move: chess.Move,
+                                       ply: int) -> list[chess.Square]:
+    """Without a clock nothing but its release ends a move (4.7), and a piece pushed onto
+    its victim's square (a swap) lands unseen: the lift and return of the piece just moved
+    are its mover's hand as likely as his opponent's touch, on the same sensor events. A
+    rendering stays readable, so that piece is never the one touched."""
+    landed = set()
+    if board.move_stack:
+        last = board.pop()
+        landed = {last.to_square, *(rook_squares(last)[1:] if board.is_castling(last) else ())}
+        board.push(last)
+    return [sq for sq in _touch_enemy_options(board, move, ply) if sq not in landed]
 
 
 # -- illegal-move ------------------------------------------------------------------------
@@ -295,7 +309,10 @@ def _options_by_ply(game: chess.pgn.Game, code: str, style: RenderStyle) -> dict
         raise ValueError(f"unknown violation {code!r}; one of {', '.join(VIOLATION_CODES)}")
     if code in NEEDS_CLOCK and not style.use_clock:
         raise ValueError(f"{code} needs clock presses (style.use_clock)")
-    return options_along(game, PLANS[code][0], style.start_ply)
+    options_at = PLANS[code][0]
+    if code == "touch-move-enemy" and not style.use_clock:
+        options_at = _touch_enemy_options_without_clock
+    return options_along(game, options_at, style.start_ply)
 
 
 def options_along(game: chess.pgn.Game, options_at: Options,
