@@ -168,7 +168,7 @@ def test_moves_by_square_in_real_games() -> None:
         check_moves_by_square(board)
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_moves_by_square_in_random_games(seed: int) -> None:
     rng = random.Random(seed)

@@ -140,7 +140,7 @@ def test_bounce_density_in_real_games_costs_nothing(density: int) -> None:
     assert failures == []
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["settled"] * 12 + ["explained"]), st.integers(0, 1),
                           st.one_of(st.integers(0, 450_000), st.integers(0, 2_000_000),
                                     st.sampled_from([0, 1, 1000, 375_000, 428_571, 3_000_000]))),
