@@ -92,9 +92,9 @@ class Position:
         if not in_check and not (self.en_passant and board.pawns & bit):
             moves = board.generate_pseudo_legal_moves(from_mask=bit)
             if board.king(board.turn) == square:
-                them = not board.turn
+                them, attacked = not board.turn, board.is_attacked_by
                 return [move for move in moves
-                        if board.is_castling(move) or not board.is_attacked_by(them, move.to_square)]
+                        if board.is_castling(move) or not attacked(them, move.to_square)]
             if not board.kings & bit and not board.is_pinned(board.turn, square):
                 return list(moves)
         return list(board.generate_legal_moves(from_mask=bit))
