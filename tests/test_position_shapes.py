@@ -124,3 +124,58 @@ def test_answers_without_making_the_move() -> None:
         check_answers(chess.Board(fen), rng)
     for board in games_positions(120, 13):
         check_answers(board, rng)
+
+
+# Positions where python-chess's legality filter drops moves: pins on a file, a diagonal,
+# a knight pinned, a pawn pinned that may take its pinner, en passant exposing the king
+# along the rank, check by a knight, double check, kings face to face, castling through
+# an attacked square.
+FILTERED = [
+    "4k3/4r3/8/8/8/8/4R3/4K3 w - - 0 1",
+    "4k3/8/8/8/1b6/8/3B4/4K3 w - - 0 1",
+    "4k3/4r3/8/8/8/8/4N3/4K3 w - - 0 1",
+    "4k3/8/8/8/8/2b5/3P4/4K3 w - - 0 1",
+    "8/8/8/K2pP2r/8/8/8/7k w - d6 0 2",
+    "8/8/8/3pP3/8/8/8/k3K2r w - d6 0 2",
+    "4k3/8/8/8/8/5n2/8/4K3 w - - 0 1",
+    "4k3/8/8/8/1b6/8/4r3/4K3 w - - 0 1",
+    "8/8/8/3k4/8/3K4/8/8 w - - 0 1",
+    "4kr2/8/8/8/8/8/8/R3K2R w KQ - 0 1",
+    "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
+    "4k3/8/8/8/8/8/3q4/4K3 w - - 0 1",
+]
+
+
+def check_moves_by_square(board: chess.Board) -> None:
+    """`Position`'s moves of each square are python-chess's legal generation's, the same
+    moves in the same order (its shortcut skips the look at checks and pins where no
+    move can fail it)."""
+    position = Position(board.copy(stack=False))
+    for square in chess.SQUARES:
+        expected = list(board.generate_legal_moves(from_mask=chess.BB_SQUARES[square]))
+        assert position._moves_of(square) == expected, (board.fen(), chess.square_name(square))
+
+
+def test_moves_by_square_where_the_filter_drops_moves() -> None:
+    for fen in FILTERED + SPECIAL:
+        board = chess.Board(fen)
+        for each in (board, board.mirror()):  # (and with Black to move)
+            check_moves_by_square(each)
+
+
+def test_moves_by_square_in_real_games() -> None:
+    for board in games_positions(12, 2):
+        check_moves_by_square(board)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_moves_by_square_in_random_games(seed: int) -> None:
+    rng = random.Random(seed)
+    board = chess.Board()
+    for _ in range(rng.randrange(0, 160)):
+        check_moves_by_square(board)
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        board.push(rng.choice(moves))

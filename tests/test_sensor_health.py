@@ -6,10 +6,14 @@ import json
 
 import chess
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from board_ctl.sensorlog import read_sensor_log
 from board_ctl.replay import replay_log
 from board_ctl.core.profiles import PROFILES
+from board_ctl.core.sensorhealth import FLICKER_CHANGES, FLICKER_WINDOW, SensorHealth
+from board_ctl.core.timebase import us
 from board_ctl.simulate import RenderStyle, render_game
 from corpus import corpus, replay_rendered
 from script import play
@@ -134,3 +138,31 @@ def test_bounce_density_in_real_games_costs_nothing(density: int) -> None:
                                  replayed.alerts[:3]))
     assert checked == 2 * len(range(0, len(corpus()), 20))
     assert failures == []
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["settled"] * 12 + ["explained"]), st.integers(0, 1),
+                          st.one_of(st.integers(0, 450_000), st.integers(0, 2_000_000),
+                                    st.sampled_from([0, 1, 1000, 375_000, 428_571, 3_000_000]))),
+                min_size=10, max_size=150))
+def test_flicker_is_the_settled_changes_in_the_window_since_a_move(
+        steps: list[tuple[str, int, int]]) -> None:
+    """`settled` reports a flicker exactly when a square's settled changes since a move
+    last accounted for it (`explained`) number FLICKER_CHANGES within FLICKER_WINDOW up
+    to this one (its times ascend; the ones too old are dropped only when they count)."""
+    health = SensorHealth()
+    since_move: dict[int, list[int]] = {}  # the definition: every change kept
+    t = 0
+    for what, square, step in steps:
+        t += step
+        if what == "explained":
+            health.explained(chess.BB_SQUARES[square])
+            since_move.pop(square, None)
+            continue
+        times = since_move.setdefault(square, [])
+        times.append(t)
+        recent = [when for when in times if when >= t - us(FLICKER_WINDOW)]
+        flicker = health.settled(t, square)
+        assert (flicker is not None) == (len(recent) >= FLICKER_CHANGES), (square, t, times)
+        if flicker is not None:
+            assert flicker.startswith(f"changed {len(recent)} times")

@@ -26,7 +26,7 @@ class Position:
     """A position, and the shapes of its legal moves, worked out only where asked."""
 
     __slots__ = ("board", "occupied", "en_passant", "_by_move", "_full", "_from", "_to",
-                 "_has_moves")
+                 "_has_moves", "_in_check")
 
     def __init__(self, board: chess.Board, like: Position | None = None) -> None:
         """`like`: the same position, already worked on (a reply read on a copy)."""
@@ -44,9 +44,11 @@ class Position:
         self._from: dict[chess.Square, list[chess.Move]] = {}
         self._to: dict[chess.Square, list[chess.Move]] = {}
         self._has_moves: bool | None = None
+        self._in_check: bool | None = None
         if like is not None:
             self._by_move, self._full, self._from = like._by_move, like._full, like._from
             self._to, self._has_moves = like._to, like._has_moves
+            self._in_check = like._in_check
 
     def moves_from(self, mask: chess.Bitboard) -> Iterator[Shape]:
         """Legal moves from these squares (cached square by square: the board asks often)."""
@@ -68,12 +70,34 @@ class Position:
                 yield shape(move)
 
     def _moves_of(self, square: chess.Square) -> list[chess.Move]:
-        """The legal moves from a square (cached)."""
+        """The legal moves from a square (cached): `board.generate_legal_moves(from_mask)`,
+        the same moves in the same order, at half its cost where its look at checks and
+        pins is not needed (see `_legal_from`)."""
         found = self._from.get(square)
         if found is None:
-            found = self._from[square] = list(
-                self.board.generate_legal_moves(from_mask=chess.BB_SQUARES[square]))
+            found = self._from[square] = self._legal_from(square)
         return found
+
+    def _legal_from(self, square: chess.Square) -> list[chess.Move]:
+        """python-chess's legal generation filters the pseudo-legal moves (not in check)
+        by the king's safety, working out the checkers and pinned pieces at each call.
+        Not in check, a piece neither pinned nor a pawn that may take en passant keeps
+        all of its moves, and the king those to a square not attacked (castling is
+        checked as it is generated): the same filter, done only where it can drop a
+        move. In check, or where it can, python-chess's own generation."""
+        board, bit = self.board, chess.BB_SQUARES[square]
+        in_check = self._in_check
+        if in_check is None:
+            in_check = self._in_check = board.is_check()
+        if not in_check and not (self.en_passant and board.pawns & bit):
+            moves = board.generate_pseudo_legal_moves(from_mask=bit)
+            if board.king(board.turn) == square:
+                them, attacked = not board.turn, board.is_attacked_by
+                return [move for move in moves
+                        if board.is_castling(move) or not attacked(them, move.to_square)]
+            if not board.kings & bit and not board.is_pinned(board.turn, square):
+                return list(moves)
+        return list(board.generate_legal_moves(from_mask=bit))
 
     def shape(self, move: chess.Move) -> Shape:
         """The shape of a legal move of this position."""

@@ -180,14 +180,12 @@ def path(shape: Shape) -> chess.Bitboard:
 class TurnReading:
     """Reads a turn's record (see the module's docstring)."""
 
-    def explain(self, turn: Turn, ctx: Context) -> Reading:
-        """What the board shows now; keeps the turn's record of the moves shown."""
-        return infer.explain(turn, ctx)
-
-    def answer(self, turn: Turn, ctx: Context) -> Answer | bool:
-        """The opponent's reply begun to a move shown (an Answer), or whether the board is
-        accounted for otherwise."""
-        return infer.answer(turn, ctx)
+    # `explain(turn, ctx)`: what the board shows now (a `Reading`); keeps the turn's record
+    # of the moves shown. `answer(turn, ctx)`: the opponent's reply begun to a move shown
+    # (an `Answer`), or whether the board is accounted for otherwise. The cheap reading's
+    # own functions, not wrapped: `explain` runs at every settled change.
+    explain = staticmethod(infer.explain)
+    answer = staticmethod(infer.answer)
 
     def answered_before_the_press(self, turn: Turn, ctx: Context, pressed: int
                                   ) -> Answer | None:

@@ -17,8 +17,6 @@ Times are the core's whole microseconds.
 
 from __future__ import annotations
 
-from collections import deque
-
 import chess
 
 from board_ctl.core.debounce import DEFAULT_SETTLE_US
@@ -41,7 +39,7 @@ class SensorHealth:
         self.window = us(FLICKER_WINDOW)
         # square -> [first toggle of the unbroken stretch, latest toggle, toggles in it]
         self._stretch: dict[chess.Square, list[int]] = {}
-        self._settled: dict[chess.Square, deque[int]] = {}
+        self._settled: dict[chess.Square, list[int]] = {}  # its settled changes' times
 
     def toggled(self, t: int, square: chess.Square) -> str | None:
         """A raw toggle: the reason the sensor is failing, or None."""
@@ -64,11 +62,15 @@ class SensorHealth:
     def settled(self, t: int, square: chess.Square) -> str | None:
         """A settled change: the reason the sensor is failing, or None."""
         times = self._settled.get(square)
-        if times is None:
-            times = self._settled[square] = deque()
+        if times is None:  # (the common case: a move's squares start afresh, `explained`)
+            self._settled[square] = [t]
+            return None
         times.append(t)
-        while times[0] < t - self.window:
-            times.popleft()
+        if len(times) < FLICKER_CHANGES:
+            return None  # (too few, however close: the old ones are dropped when they count)
+        window = t - self.window  # (times ascend: those before it never count again)
+        while times[0] < window:
+            del times[0]
         if len(times) >= FLICKER_CHANGES:
             return (f"changed {count(len(times), 'time')} in {FLICKER_WINDOW:.0f} s with "
                     "no piece moved so fast")
