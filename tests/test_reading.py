@@ -359,6 +359,27 @@ def test_rendered_handling_is_read_right(behaviour: str, use_clock: bool, game: 
     assert verdict.correct, verdict
 
 
+# The corpus games whose renderings with an own piece knocked onto a square the moving
+# piece could also have gone to were once flagged uncertain (both pieces down alike), or
+# recorded wrong and flagged (the first five): the knocked piece put back after the press
+# tells the move
+MIRRORED_ONCE_FLAGGED = [
+    ("knocked-restored-late", game) for game in (
+        12, 135, 25, 54, 101, 105, 106, 130, 209, 212, 238, 260, 28, 301, 306, 78)
+] + [("knocked-restored-quickly", 169)]
+
+
+@pytest.mark.parametrize("behaviour, game", MIRRORED_ONCE_FLAGGED)
+def test_rendered_mirrored_readings_are_told_apart_after_the_press(behaviour: str,
+                                                                   game: int) -> None:
+    from bench_recognition import judge, replay
+    from board_ctl.simulate import render_behaviour
+
+    rendered = render_behaviour(corpus()[game], behaviour, seed=game, use_clock=True)
+    verdict = judge(rendered, replay(rendered))
+    assert verdict.correct, verdict
+
+
 # ---------------------------------------------------------------------- a knock, no reply
 #
 # A hand carrying a piece knocks a neighbour (its own or the opponent's) onto an empty
@@ -516,11 +537,104 @@ def test_a_knocked_piece_falls_faster_than_a_piece_is_carried(
 
 def test_a_knock_timed_like_a_carry_stays_uncertain() -> None:
     # The knocked piece down 0.3 s after its lift, the moving piece 0.05 s later: nothing
-    # tells the readings apart; the record is flagged, never silently wrong
-    out = play("-c4 @0.4 -c3 @0.3 +b3 @0.05 +d3 @0.4 Cw ~2 -b3 @0.2 +c3",
+    # tells the readings apart, and the opponent replies with the knocked piece still
+    # away (no evidence after the press either): the record is flagged, never silently
+    # wrong
+    out = play("-c4 @0.4 -c3 @0.3 +b3 @0.05 +d3 @0.4 Cw ~0.5 -a8 +d8 Cb",
                "r4rk1/pp3ppp/2n5/8/2B5/2P2N2/PP3PPP/R4RK1 w - - 0 14", time_control="300+2")
     move = out.lines("move")[0]
     assert sorted(move["uncertain"]) == ["c4b3", "c4d3"]
+    assert len(out.sans) == 2
+
+
+# (fen, the move, the piece knocked, where it lands): the knocked piece lands on a square
+# the moving piece could have gone to, and where the moving piece lands the knocked one
+# could have fallen: the two readings mirror each other
+MIRRORED = [
+    ("8/6p1/8/7p/6P1/3QP2P/p1k1PK2/1q6 b - - 59 74", "c2c1", "b1", "b2"),
+    ("8/6p1/8/7p/6P1/3QP2P/p1k1PK2/1q6 b - - 59 74", "c2b2", "b1", "c1"),
+    ("8/1k6/2R5/1N1KN3/2P5/8/6r1/8 w - - 9 90", "b5d6", "e5", "d4"),
+    ("8/1k6/2R5/1N1KN3/2P5/8/6r1/8 w - - 9 90", "b5d4", "e5", "d6"),
+    ("r4rk1/pp3ppp/2n5/8/2B5/2P2N2/PP3PPP/R4RK1 w - - 0 14", "c4d3", "c3", "b3"),
+    ("r4rk1/pp3ppp/2n5/8/2B5/2P2N2/PP3PPP/R4RK1 w - - 0 14", "c4b3", "c3", "d3"),
+    # (knocked-restored-late, game 12: Qb3 was recorded, flagged, for Qd2)
+    ("r1b2rk1/1p2qppp/p1nbpn2/3p4/1PP5/P1N1PN2/1B3PPP/R2QKB1R w KQ - 1 10", "d1d2", "c3",
+     "b3"),
+    ("r1b2rk1/1p2qppp/p1nbpn2/3p4/1PP5/P1N1PN2/1B3PPP/R2QKB1R w KQ - 1 10", "d1b3", "c3",
+     "d2"),
+]
+# (the knocked piece's fall, then the moving piece's landing after it; negative: before)
+MIRROR_TIMINGS = [(0.3, 0.05), (0.3, -0.03), (0.1, 0.01), (0.25, -0.1)]
+
+
+def _mirror_script(move: str, knocked: str, landing: str, fall: float, then: float,
+                   back: float, mover: str) -> str:
+    origin, target = move[:2], move[2:4]
+    first, second = (f"+{landing}", f"+{move[2:4]}") if then >= 0 else (
+        f"+{target}", f"+{landing}")
+    return (f"-{origin} @0.4 -{knocked} @{fall + min(then, 0)} {first} @{abs(then)} "
+            f"{second} @0.4 {mover} ~{back} -{landing} @0.2 +{knocked}")
+
+
+def _reply_away_from(board: chess.Board, squares: tuple[str, ...]) -> chess.Move:
+    """A quiet reply whose squares are none of these."""
+    away = 0
+    for name in squares:
+        away |= chess.BB_SQUARES[chess.parse_square(name)]
+    return next(m for m in board.legal_moves if not board.is_capture(m) and not m.promotion
+                and not (chess.BB_SQUARES[m.from_square] | chess.BB_SQUARES[m.to_square]) & away)
+
+
+@pytest.mark.parametrize("fall, then", MIRROR_TIMINGS)
+@pytest.mark.parametrize("fen, move, knocked, landing", MIRRORED)
+@pytest.mark.parametrize("back", [0.3, 2.2])
+def test_a_knocked_piece_put_back_after_the_press_tells_mirrored_readings_apart(
+        fen: str, move: str, knocked: str, landing: str, fall: float, then: float,
+        back: float) -> None:
+    # At the press nothing tells the readings apart (the pieces came down alike); after
+    # it, the knocked piece goes back to its square: the moved piece never does. The
+    # move, certain; put back late (past the mismatch alert's 1.5 s), the mismatch alert
+    # on the knocked piece's squares (7.4), cleared as it is put back; quickly, none
+    board = chess.Board(fen)
+    mover, replier = ("Cw", "Cb") if board.turn == chess.WHITE else ("Cb", "Cw")
+    sans = [board.san(chess.Move.from_uci(move))]
+    board.push_uci(move)
+    reply = _reply_away_from(board, (knocked, landing, move[2:4]))
+    sans.append(board.san(reply))
+    script = (_mirror_script(move, knocked, landing, fall, then, back, mover)
+              + f" ~1 -{chess.square_name(reply.from_square)} "
+              f"+{chess.square_name(reply.to_square)} {replier}")
+    out = play(script, fen, time_control="300+2")
+    assert out.sans == sans
+    assert not any(line.get("uncertain") for line in out.lines("move"))
+    if back > 1.5:
+        assert out.alerts == ["position-mismatch"]
+        assert sorted(out.alert("position-mismatch")["squares"]) == sorted([knocked, landing])
+    else:
+        assert out.alerts == []
+
+
+@pytest.mark.parametrize("fen, move, knocked, landing", MIRRORED[::2])
+@pytest.mark.parametrize("ending", ["reply", "press", "log-end"])
+def test_mirrored_readings_with_no_evidence_stay_flagged(
+        fen: str, move: str, knocked: str, landing: str, ending: str) -> None:
+    # Play goes on (the opponent lifts a piece, presses his clock) or the log ends before
+    # the knocked piece is put back: nothing told the readings apart; the record is
+    # flagged with both, never a guess taken as certain
+    board = chess.Board(fen)
+    mover, replier = ("Cw", "Cb") if board.turn == chess.WHITE else ("Cb", "Cw")
+    script = f"-{move[:2]} @0.4 -{knocked} @0.3 +{landing} @0.03 +{move[2:4]} @0.4 {mover}"
+    if ending == "reply":
+        board.push_uci(move)
+        reply = _reply_away_from(board, (knocked, landing, move[2:4]))
+        script += (f" ~0.5 -{chess.square_name(reply.from_square)} "
+                   f"+{chess.square_name(reply.to_square)} {replier}")
+    elif ending == "press":
+        script += f" ~0.5 {replier}"
+    out = play(script, fen, time_control="300+2")
+    first = out.lines("move")[0]
+    assert sorted(first["uncertain"]) == sorted([move, move[:2] + landing])
+    assert first["uci"] in (move, move[:2] + landing)
 
 
 # The corpus games whose renderings with a piece knocked and put back quickly were once

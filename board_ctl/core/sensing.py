@@ -56,6 +56,12 @@ class Sensing:
             return
         if self.remote_on and self.remote_play.raw(t, square, placed):
             return  # the board lags a remote side's move: nothing is judged
+        if game.turn.mirror is not None and not game.turn.mirror.squares & bit:
+            # Play goes on (the opponent's reply begun, most often) before the board told
+            # the readings of the move apart: the flagged one is recorded, uncertain.
+            self.completion.close_mirror(t)
+            if game.result is not None:
+                return
         press = self.press
         press.last_raw = t
         if not placed and press.decision is not None and press.waiting & bit:
@@ -72,7 +78,8 @@ class Sensing:
             events.append((t, placed))
         if turn.displaced:
             turn.displaced &= ~bit  # (handled in this turn: read as it is from now on)
-        if turn.asking:  # (the LEDs asked to check the last move: play has gone on)
+        if turn.asking and turn.mirror is None:  # (the LEDs asked to check the last move:
+            # play has gone on)
             turn.asking = ()
             self.out.dirty = True
         if placed:
@@ -199,6 +206,9 @@ class Sensing:
             self.remote_play.wait(t)  # a remote side's turn, or its move being made: not judged
             return
         turn = game.turn
+        if turn.mirror is not None:  # (a move's readings held open: only they are looked at)
+            self.completion.mirror_seen(t)
+            return
         turn.crossing = None  # (read anew)
         was_ambiguous = turn.ambiguous
         explained, agrees, answer, then_explained = self.reading.explain(turn, self.context(t))
