@@ -361,11 +361,11 @@ def test_rendered_handling_is_read_right(behaviour: str, use_clock: bool, game: 
 
 # The corpus games whose renderings with an own piece knocked onto a square the moving
 # piece could also have gone to were once flagged uncertain (both pieces down alike), or
-# recorded wrong and flagged (the first five): the knocked piece put back after the press
-# tells the move
+# recorded wrong and flagged (the first five), or alerted on a guess's squares before the
+# press (34): the knocked piece put back after the press tells the move
 MIRRORED_ONCE_FLAGGED = [
     ("knocked-restored-late", game) for game in (
-        12, 135, 25, 54, 101, 105, 106, 130, 209, 212, 238, 260, 28, 301, 306, 78)
+        12, 135, 25, 54, 101, 105, 106, 130, 209, 212, 238, 260, 28, 301, 306, 78, 34)
 ] + [("knocked-restored-quickly", 169)]
 
 
@@ -568,12 +568,18 @@ MIRROR_TIMINGS = [(0.3, 0.05), (0.3, -0.03), (0.1, 0.01), (0.25, -0.1)]
 
 
 def _mirror_script(move: str, knocked: str, landing: str, fall: float, then: float,
-                   back: float, mover: str) -> str:
+                   back: float, mover: str, press_after: float = 0.4) -> str:
     origin, target = move[:2], move[2:4]
     first, second = (f"+{landing}", f"+{move[2:4]}") if then >= 0 else (
         f"+{target}", f"+{landing}")
     return (f"-{origin} @0.4 -{knocked} @{fall + min(then, 0)} {first} @{abs(then)} "
-            f"{second} @0.4 {mover} ~{back} -{landing} @0.2 +{knocked}")
+            f"{second} @{press_after} {mover} ~{back} -{landing} @0.2 +{knocked}")
+
+
+# (the press after the landing, s; the knocked piece put back after the press, s): put
+# back quickly or late (past the mismatch alert's 1.5 s); pressed at once, or once the
+# alert is due (the board differed 1.5 s before the press); "" for no clock
+MIRROR_WHEN = [(0.4, 0.3), (0.4, 2.2), (1.8, 0.3), (1.8, 2.2), ("", 0.3), ("", 2.2)]
 
 
 def _reply_away_from(board: chess.Board, squares: tuple[str, ...]) -> chess.Move:
@@ -587,27 +593,32 @@ def _reply_away_from(board: chess.Board, squares: tuple[str, ...]) -> chess.Move
 
 @pytest.mark.parametrize("fall, then", MIRROR_TIMINGS)
 @pytest.mark.parametrize("fen, move, knocked, landing", MIRRORED)
-@pytest.mark.parametrize("back", [0.3, 2.2])
-def test_a_knocked_piece_put_back_after_the_press_tells_mirrored_readings_apart(
+@pytest.mark.parametrize("press_after, back", MIRROR_WHEN)
+def test_a_knocked_piece_put_back_tells_mirrored_readings_apart(
         fen: str, move: str, knocked: str, landing: str, fall: float, then: float,
-        back: float) -> None:
-    # At the press nothing tells the readings apart (the pieces came down alike); after
-    # it, the knocked piece goes back to its square: the moved piece never does. The
-    # move, certain; put back late (past the mismatch alert's 1.5 s), the mismatch alert
-    # on the knocked piece's squares (7.4), cleared as it is put back; quickly, none
+        press_after: float | str, back: float) -> None:
+    # Nothing the board showed up to the press tells the readings apart (the pieces came
+    # down alike); after it, the knocked piece goes back to its square: the moved piece
+    # never does. The move, certain; put back late (the board differing past the mismatch
+    # alert's 1.5 s), the mismatch alert on the knocked piece's squares (7.4), cleared as
+    # it is put back; quickly, none. Never an alert naming a guess's squares (it would
+    # have the player move the piece he moved)
     board = chess.Board(fen)
+    clock = isinstance(press_after, float)
     mover, replier = ("Cw", "Cb") if board.turn == chess.WHITE else ("Cb", "Cw")
     sans = [board.san(chess.Move.from_uci(move))]
     board.push_uci(move)
     reply = _reply_away_from(board, (knocked, landing, move[2:4]))
     sans.append(board.san(reply))
-    script = (_mirror_script(move, knocked, landing, fall, then, back, mover)
+    pressed = press_after if isinstance(press_after, float) else 0.4
+    script = (_mirror_script(move, knocked, landing, fall, then, back,
+                             mover if clock else "", pressed)
               + f" ~1 -{chess.square_name(reply.from_square)} "
-              f"+{chess.square_name(reply.to_square)} {replier}")
-    out = play(script, fen, time_control="300+2")
+              f"+{chess.square_name(reply.to_square)} " + (replier if clock else ""))
+    out = play(script, fen, time_control="300+2" if clock else None)
     assert out.sans == sans
     assert not any(line.get("uncertain") for line in out.lines("move"))
-    if back > 1.5:
+    if back + pressed > 1.5:
         assert out.alerts == ["position-mismatch"]
         assert sorted(out.alert("position-mismatch")["squares"]) == sorted([knocked, landing])
     else:

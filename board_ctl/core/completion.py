@@ -278,6 +278,7 @@ class Completion:
                 continue
             turn.mirror = None
             displaced = self.displaced
+            displaced.held = None  # (an alert held back before the press: judged here)
             if (displaced.since is not None and t - displaced.since >= MISMATCH_AFTER_US
                     and "position-mismatch" not in self.out.alerts):
                 self.out.raise_(t, displaced.mismatch(shape.after(base), mirror.occupied))
@@ -465,6 +466,8 @@ class Completion:
         also = ", ".join(board.san(other.move) if other.move else "an illegal move"
                          for other in others) if others else ""
         san = board.san_and_push(move)
+        if self.displaced.held is not None:  # (the alert held while the move was in doubt)
+            self.sensing.release_mismatch(self.game.now, shape.after(old.position.occupied))
         switched, press.switched = press.switched, None
         if switched is None:
             switched = self._switch_clock(mover, t)

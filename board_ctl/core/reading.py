@@ -132,6 +132,19 @@ class Verdict(NamedTuple):
                      if r.shape is None or r.shape.move != chosen.move)
 
 
+    def positions_differ(self, base: chess.Bitboard) -> bool:
+        """Uncertain between legal moves that leave different positions (a piece knocked
+        onto a square the moving piece could also have gone to): what the board shows
+        next can tell them apart, nothing it showed so far does."""
+        others = self.others_legal
+        if not others:
+            return False
+        chosen = self.legal
+        assert chosen is not None
+        afters = [shape.after(base) for shape in (chosen, *others) if shape.move]
+        return len(afters) == len(others) + 1 and len(set(afters)) == len(afters)
+
+
 # A reading that is no legal move (an illegal move), among the readings of an uncertain
 # move: recorded as the null move (UCI "0000").
 ILLEGAL_READING = named_tuple(Shape, (chess.Move.null(), 0, 0, None, 0))

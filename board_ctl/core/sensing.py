@@ -260,6 +260,8 @@ class Sensing:
         game.turn.made = None
         displaced, out = self.displaced, self.out
         if displaced.since is not None or displaced.lifted:
+            if displaced.held is not None:  # (the board shows how the move was read)
+                self.release_mismatch(t, infer.reference_occupancy(game.turn))
             if self._still_displaced():
                 displaced.unexplained(t, 0)  # the mismatch stands until they are back
             else:
@@ -318,11 +320,16 @@ class Sensing:
         emptied = position.occupied & ~occupied
         own = position.board.occupied_co[position.board.turn]
         if emptied & own:
-            made = self.reading.made(turn, occupied).move
+            verdict = self.reading.made(turn, occupied)
+            made = verdict.move
             if made is not None:  # the move is made: the rest is displaced (7.4)
                 turn.made = made
                 # (knocked off, not touched: 4.2.2, an accident is no touch)
                 turn.knocked |= emptied & ~made.vacated
+                if verdict.positions_differ(position.occupied):
+                    self.displaced.hold(t, occupied)  # (which pieces are displaced? later)
+                    return
+                self.release_mismatch(t, made.after(position.occupied))
                 self.displaced.unexplained(t, 0)  # (knocked by the mover: no wrong side)
                 return
         if infer.in_hand(position, occupied):
@@ -334,6 +341,7 @@ class Sensing:
                 self.out.raise_(t, self.illegal.placement(
                     position.board.turn, position.occupied ^ occupied))
             return
+        self.release_mismatch(t, infer.reference_occupancy(turn))
         self.displaced.unexplained(t, emptied & ~own & ~turn.knocked_before)
 
     def crossing_over(self, when: int) -> None:
@@ -350,6 +358,13 @@ class Sensing:
         game.turn.knock_excused = None
         if game.result is None and not game.clock_in_use:
             self.opponent_started(when)
+
+    def release_mismatch(self, t: int, reference: chess.Bitboard) -> None:
+        """The move the board differed around is decided: the mismatch alert held back
+        while it was read two ways is judged against it (`reference`: what it leaves)."""
+        if self.displaced.held is not None:
+            self.completion.apply(t, self.displaced.release(
+                t, reference, "position-mismatch" in self.out.alerts))
 
     def mismatch(self, when: int) -> None:
         reference = infer.reference_occupancy(self.game.turn)
