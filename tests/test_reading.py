@@ -17,7 +17,7 @@ import chess
 import pytest
 
 from corpus import corpus
-from script import play
+from script import events, play
 
 NEXT_TO_THE_KING = "8/8/8/8/8/8/1k6/R3K3 w Q - 0 1"  # O-O-O puts the king beside b2's
 THROUGH_ATTACK = "5r1k/8/8/8/8/8/8/4K2R w K - 0 1"  # f1 attacked by the rook on f8
@@ -349,6 +349,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     ("illegal-castling", True, 85),
     ("knocked-restored-late", True, 179),  # Rg8, the e7 bishop knocked onto d7 (not Bd7)
     ("blitz-scramble", True, 207),  # f4 slid over f3, lifted before the press for gxf3 e.p.
+    ("knocked-over-the-press", True, 207),  # Rxh8 slid in, a rook away: not Rxb2 unseen
 ])
 def test_rendered_handling_is_read_right(behaviour: str, use_clock: bool, game: int) -> None:
     from bench_recognition import judge, replay
@@ -378,6 +379,48 @@ def test_rendered_mirrored_readings_are_told_apart_after_the_press(behaviour: st
     rendered = render_behaviour(corpus()[game], behaviour, seed=game, use_clock=True)
     verdict = judge(rendered, replay(rendered))
     assert verdict.correct, verdict
+
+
+# (fen before the move, the move seen landing, the capture nobody saw, the piece away,
+# the squares the slide crosses): a piece of the opponent's is away (displaced), so the
+# board at the press is no legal move and the cost model reads it
+CAPTURE_SEEN_LANDING = [
+    ("1r6/2nkbp2/2p1b3/p1r5/7R/P2BP3/1P4RP/1K2B3 w - - 0 30", "h4h8", "b8h8", "g2",
+     "c8 d8 e8 f8 g8"),  # (knocked-over-the-press, game 207: Rxh8 was flagged with Rxb2)
+    ("k7/3p3p/8/8/p7/8/8/3QK3 w - - 0 1", None, "d1d7", "h7", "d2 d3 d4 d5 d6"),
+]
+
+
+@pytest.mark.parametrize("blip", [0.002, 0.02])
+@pytest.mark.parametrize("slide", [True, False])
+@pytest.mark.parametrize("fen, before, move, away, crossed", CAPTURE_SEEN_LANDING)
+def test_a_capture_seen_landing_is_no_capture_nobody_saw(
+        fen: str, before: str | None, move: str, away: str, crossed: str, slide: bool,
+        blip: float) -> None:
+    # The capturing piece is seen landing (the victim swapped off in a blip), carried or
+    # slid; another capture of the same piece, whose square saw nothing, leaves the same
+    # occupancy: it is no reading (a capture nobody saw land is one only where none was
+    # seen landing)
+    board = chess.Board(fen)
+    script = ""
+    if before is not None:  # (the opponent's move; his piece knocked off as he presses)
+        script = f"-{before[:2]} @0.5 +{before[2:]} @0.4 Cw @0.05 -{away} ~1.5 "
+        board.push_uci(before)
+    else:
+        script = f"-{away} ~2 "
+    mover, replier = ("Cw", "Cb") if board.turn == chess.WHITE else ("Cb", "Cw")
+    path = " ".join(f"+{sq} @0.03 -{sq} @0.03" for sq in crossed.split()) if slide else ""
+    script += (f"-{move[:2]} @0.03 {path} @0.1 -{move[2:]} @{blip} +{move[2:]} @0.4 "
+               f"{mover} ~1 +{away} ~1 ")
+    sans = [board.san(chess.Move.from_uci(move))]
+    board.push_uci(move)
+    reply = _reply_away_from(board, (away, move[2:]))
+    sans.append(board.san(reply))
+    script += (f"-{chess.square_name(reply.from_square)} "
+               f"+{chess.square_name(reply.to_square)} {replier}")
+    out = play(script, fen, time_control="300+2")
+    assert out.sans[-2:] == sans
+    assert not any(line.get("uncertain") for line in out.lines("move"))
 
 
 # ---------------------------------------------------------------------- a knock, no reply
@@ -623,6 +666,28 @@ def test_a_knocked_piece_put_back_tells_mirrored_readings_apart(
         assert sorted(out.alert("position-mismatch")["squares"]) == sorted([knocked, landing])
     else:
         assert out.alerts == []
+
+
+@pytest.mark.parametrize("fen, move, knocked, landing", MIRRORED[::3])
+def test_while_mirrored_readings_are_open_the_leds_ask(fen: str, move: str, knocked: str,
+                                                       landing: str) -> None:
+    # From the press until the knocked piece is back, both candidate squares blink
+    # yellow (the players are asked to check); the move is recorded, at the press's
+    # time, once the board told it, and the squares go dark
+    board = chess.Board(fen)
+    mover = "Cw" if board.turn == chess.WHITE else "Cb"
+    out = play(_mirror_script(move, knocked, landing, 0.3, 0.03, 2.2, mover), fen,
+               time_control="300+2")
+    press = next(e.t for e in events(_mirror_script(move, knocked, landing, 0.3, 0.03, 2.2,
+                                                    mover)) if type(e).__name__ == "ClockPressed")
+    (made,) = out.lines("move")
+    assert made["uci"] == move and "uncertain" not in made
+    assert made["t"] < press
+    asking = {move[2:4]: ["yellow", "fast"], landing: ["yellow", "fast"]}
+    frames = [f for f in out.lines("leds") if f["t"] >= press]
+    assert any(f["squares"] == asking for f in frames)
+    assert frames[-1]["squares"] == {}
+    assert frames[-1]["t"] > max(f["t"] for f in frames if f["squares"] == asking)
 
 
 @pytest.mark.parametrize("fen, move, knocked, landing", MIRRORED[::2])

@@ -247,7 +247,8 @@ class TurnReading:
         piece arrived) with the other differences as displaced pieces, and the illegal
         move, each scored; cheapest first. `pressed`: the clock was pressed, the hand has
         left: a capture whose piece nobody saw land is made too, when no piece came down
-        after the mover's first lift (else his piece came down there)."""
+        after the mover's first lift (else his piece came down there) and none was seen
+        landing on another capture's square (a swap's blip: then that is the capture)."""
         position = turn.position
         base, board = position.occupied, position.board
         own = board.occupied_co[board.turn]
@@ -265,9 +266,10 @@ class TurnReading:
         for shape in position.moves_from(emptied & own):
             if shape.vacated & ~emptied or shape.filled & ~filled:
                 continue
-            if not shape.filled and not unseen_captures:  # a capture: if seen landing
+            if not shape.filled:  # a capture: if seen landing (at the press, or unseen
+                # with nothing down since the lift, but never beside one seen landing)
                 landed, _ = infer.capture_evidence(turn, shape.move.from_square)
-                if shape.captured not in landed[:1]:
+                if shape.captured not in landed[:1] and (landed or not unseen_captures):
                     continue
             lifted = _first_lift(events.get(shape.move.from_square))
             arrival = FOREVER
