@@ -23,7 +23,6 @@ from board_ctl.core.gameclock import Switched
 from board_ctl.core.inference import ILLEGAL
 from board_ctl.core.position import Position
 from board_ctl.core.rules import Action, AddTime, Clear, End, Finding, Record
-from board_ctl.core.rules.displaced import MISMATCH_AFTER_US
 from board_ctl.core.shapes import Shape
 from board_ctl.core.state import GameState
 from board_ctl.core.timebase import seconds
@@ -277,11 +276,9 @@ class Completion:
             if shape.after(base) != occupied:
                 continue
             turn.mirror = None
-            displaced = self.displaced
-            displaced.held = None  # (an alert held back before the press: judged here)
-            if (displaced.since is not None and t - displaced.since >= MISMATCH_AFTER_US
-                    and "position-mismatch" not in self.out.alerts):
-                self.out.raise_(t, displaced.mismatch(shape.after(base), mirror.occupied))
+            if self.displaced.since is not None:  # (the alert held back: judged now)
+                self.displaced.held = mirror.occupied
+                self.sensing.release_mismatch(t, shape.after(base))
             self.out.note(t, f"{self.board.san(shape.move)}: the pieces displaced "
                              "around it were put back, which tells the move")
             turn.knocked |= base & ~mirror.occupied & ~shape.vacated  # (no touches)
