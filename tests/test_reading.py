@@ -17,7 +17,7 @@ import chess
 import pytest
 
 from corpus import corpus
-from script import Outcome, play
+from script import Outcome, events, play
 
 NEXT_TO_THE_KING = "8/8/8/8/8/8/1k6/R3K3 w Q - 0 1"  # O-O-O puts the king beside b2's
 THROUGH_ATTACK = "5r1k/8/8/8/8/8/8/4K2R w K - 0 1"  # f1 attacked by the rook on f8
@@ -349,6 +349,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     ("illegal-castling", True, 85),
     ("knocked-restored-late", True, 179),  # Rg8, the e7 bishop knocked onto d7 (not Bd7)
     ("blitz-scramble", True, 207),  # f4 slid over f3, lifted before the press for gxf3 e.p.
+    ("knocked-over-the-press", True, 207),  # Rxh8 slid in, a rook away: not Rxb2 unseen
 ])
 def test_rendered_handling_is_read_right(behaviour: str, use_clock: bool, game: int) -> None:
     from bench_recognition import judge, replay
@@ -357,6 +358,69 @@ def test_rendered_handling_is_read_right(behaviour: str, use_clock: bool, game: 
     rendered = render_behaviour(corpus()[game], behaviour, seed=game, use_clock=use_clock)
     verdict = judge(rendered, replay(rendered))
     assert verdict.correct, verdict
+
+
+# The corpus games whose renderings with an own piece knocked onto a square the moving
+# piece could also have gone to were once flagged uncertain (both pieces down alike), or
+# recorded wrong and flagged (the first five), or alerted on a guess's squares before the
+# press (34): the knocked piece put back after the press tells the move
+MIRRORED_ONCE_FLAGGED = [
+    ("knocked-restored-late", game) for game in (
+        12, 135, 25, 54, 101, 105, 106, 130, 209, 212, 238, 260, 28, 301, 306, 78, 34)
+] + [("knocked-restored-quickly", 169)]
+
+
+@pytest.mark.parametrize("behaviour, game", MIRRORED_ONCE_FLAGGED)
+def test_rendered_mirrored_readings_are_told_apart_after_the_press(behaviour: str,
+                                                                   game: int) -> None:
+    from bench_recognition import judge, replay
+    from board_ctl.simulate import render_behaviour
+
+    rendered = render_behaviour(corpus()[game], behaviour, seed=game, use_clock=True)
+    verdict = judge(rendered, replay(rendered))
+    assert verdict.correct, verdict
+
+
+# (fen before the move, the move seen landing, the capture nobody saw, the piece away,
+# the squares the slide crosses): a piece of the opponent's is away (displaced), so the
+# board at the press is no legal move and the cost model reads it
+CAPTURE_SEEN_LANDING = [
+    ("1r6/2nkbp2/2p1b3/p1r5/7R/P2BP3/1P4RP/1K2B3 w - - 0 30", "h4h8", "b8h8", "g2",
+     "c8 d8 e8 f8 g8"),  # (knocked-over-the-press, game 207: Rxh8 was flagged with Rxb2)
+    ("k7/3p3p/8/8/p7/8/8/3QK3 w - - 0 1", None, "d1d7", "h7", "d2 d3 d4 d5 d6"),
+]
+
+
+@pytest.mark.parametrize("blip", [0.002, 0.02])
+@pytest.mark.parametrize("slide", [True, False])
+@pytest.mark.parametrize("fen, before, move, away, crossed", CAPTURE_SEEN_LANDING)
+def test_a_capture_seen_landing_is_no_capture_nobody_saw(
+        fen: str, before: str | None, move: str, away: str, crossed: str, slide: bool,
+        blip: float) -> None:
+    # The capturing piece is seen landing (the victim swapped off in a blip), carried or
+    # slid; another capture of the same piece, whose square saw nothing, leaves the same
+    # occupancy: it is no reading (a capture nobody saw land is one only where none was
+    # seen landing)
+    board = chess.Board(fen)
+    script = ""
+    if before is not None:  # (the opponent's move; his piece knocked off as he presses)
+        script = f"-{before[:2]} @0.5 +{before[2:]} @0.4 Cw @0.05 -{away} ~1.5 "
+        board.push_uci(before)
+    else:
+        script = f"-{away} ~2 "
+    mover, replier = ("Cw", "Cb") if board.turn == chess.WHITE else ("Cb", "Cw")
+    path = " ".join(f"+{sq} @0.03 -{sq} @0.03" for sq in crossed.split()) if slide else ""
+    script += (f"-{move[:2]} @0.03 {path} @0.1 -{move[2:]} @{blip} +{move[2:]} @0.4 "
+               f"{mover} ~1 +{away} ~1 ")
+    sans = [board.san(chess.Move.from_uci(move))]
+    board.push_uci(move)
+    reply = _reply_away_from(board, (away, move[2:]))
+    sans.append(board.san(reply))
+    script += (f"-{chess.square_name(reply.from_square)} "
+               f"+{chess.square_name(reply.to_square)} {replier}")
+    out = play(script, fen, time_control="300+2")
+    assert out.sans[-2:] == sans
+    assert not any(line.get("uncertain") for line in out.lines("move"))
 
 
 # ---------------------------------------------------------------------- a knock, no reply
@@ -516,11 +580,137 @@ def test_a_knocked_piece_falls_faster_than_a_piece_is_carried(
 
 def test_a_knock_timed_like_a_carry_stays_uncertain() -> None:
     # The knocked piece down 0.3 s after its lift, the moving piece 0.05 s later: nothing
-    # tells the readings apart; the record is flagged, never silently wrong
-    out = play("-c4 @0.4 -c3 @0.3 +b3 @0.05 +d3 @0.4 Cw ~2 -b3 @0.2 +c3",
+    # tells the readings apart, and the opponent replies with the knocked piece still
+    # away (no evidence after the press either): the record is flagged, never silently
+    # wrong
+    out = play("-c4 @0.4 -c3 @0.3 +b3 @0.05 +d3 @0.4 Cw ~0.5 -a8 +d8 Cb",
                "r4rk1/pp3ppp/2n5/8/2B5/2P2N2/PP3PPP/R4RK1 w - - 0 14", time_control="300+2")
     move = out.lines("move")[0]
     assert sorted(move["uncertain"]) == ["c4b3", "c4d3"]
+    assert len(out.sans) == 2
+
+
+# (fen, the move, the piece knocked, where it lands): the knocked piece lands on a square
+# the moving piece could have gone to, and where the moving piece lands the knocked one
+# could have fallen: the two readings mirror each other
+MIRRORED = [
+    ("8/6p1/8/7p/6P1/3QP2P/p1k1PK2/1q6 b - - 59 74", "c2c1", "b1", "b2"),
+    ("8/6p1/8/7p/6P1/3QP2P/p1k1PK2/1q6 b - - 59 74", "c2b2", "b1", "c1"),
+    ("8/1k6/2R5/1N1KN3/2P5/8/6r1/8 w - - 9 90", "b5d6", "e5", "d4"),
+    ("8/1k6/2R5/1N1KN3/2P5/8/6r1/8 w - - 9 90", "b5d4", "e5", "d6"),
+    ("r4rk1/pp3ppp/2n5/8/2B5/2P2N2/PP3PPP/R4RK1 w - - 0 14", "c4d3", "c3", "b3"),
+    ("r4rk1/pp3ppp/2n5/8/2B5/2P2N2/PP3PPP/R4RK1 w - - 0 14", "c4b3", "c3", "d3"),
+    # (knocked-restored-late, game 12: Qb3 was recorded, flagged, for Qd2)
+    ("r1b2rk1/1p2qppp/p1nbpn2/3p4/1PP5/P1N1PN2/1B3PPP/R2QKB1R w KQ - 1 10", "d1d2", "c3",
+     "b3"),
+    ("r1b2rk1/1p2qppp/p1nbpn2/3p4/1PP5/P1N1PN2/1B3PPP/R2QKB1R w KQ - 1 10", "d1b3", "c3",
+     "d2"),
+]
+# (the knocked piece's fall, then the moving piece's landing after it; negative: before)
+MIRROR_TIMINGS = [(0.3, 0.05), (0.3, -0.03), (0.1, 0.01), (0.25, -0.1)]
+
+
+def _mirror_script(move: str, knocked: str, landing: str, fall: float, then: float,
+                   back: float, mover: str, press_after: float = 0.4) -> str:
+    origin, target = move[:2], move[2:4]
+    first, second = (f"+{landing}", f"+{move[2:4]}") if then >= 0 else (
+        f"+{target}", f"+{landing}")
+    return (f"-{origin} @0.4 -{knocked} @{fall + min(then, 0)} {first} @{abs(then)} "
+            f"{second} @{press_after} {mover} ~{back} -{landing} @0.2 +{knocked}")
+
+
+# (the press after the landing, s; the knocked piece put back after the press, s): put
+# back quickly or late (past the mismatch alert's 1.5 s); pressed at once, or once the
+# alert is due (the board differed 1.5 s before the press); "" for no clock
+MIRROR_WHEN = [(0.4, 0.3), (0.4, 2.2), (1.8, 0.3), (1.8, 2.2), ("", 0.3), ("", 2.2)]
+
+
+def _reply_away_from(board: chess.Board, squares: tuple[str, ...]) -> chess.Move:
+    """A quiet reply whose squares are none of these."""
+    away = 0
+    for name in squares:
+        away |= chess.BB_SQUARES[chess.parse_square(name)]
+    return next(m for m in board.legal_moves if not board.is_capture(m) and not m.promotion
+                and not (chess.BB_SQUARES[m.from_square] | chess.BB_SQUARES[m.to_square]) & away)
+
+
+@pytest.mark.parametrize("fall, then", MIRROR_TIMINGS)
+@pytest.mark.parametrize("fen, move, knocked, landing", MIRRORED)
+@pytest.mark.parametrize("press_after, back", MIRROR_WHEN)
+def test_a_knocked_piece_put_back_tells_mirrored_readings_apart(
+        fen: str, move: str, knocked: str, landing: str, fall: float, then: float,
+        press_after: float | str, back: float) -> None:
+    # Nothing the board showed up to the press tells the readings apart (the pieces came
+    # down alike); after it, the knocked piece goes back to its square: the moved piece
+    # never does. The move, certain; put back late (the board differing past the mismatch
+    # alert's 1.5 s), the mismatch alert on the knocked piece's squares (7.4), cleared as
+    # it is put back; quickly, none. Never an alert naming a guess's squares (it would
+    # have the player move the piece he moved)
+    board = chess.Board(fen)
+    clock = isinstance(press_after, float)
+    mover, replier = ("Cw", "Cb") if board.turn == chess.WHITE else ("Cb", "Cw")
+    sans = [board.san(chess.Move.from_uci(move))]
+    board.push_uci(move)
+    reply = _reply_away_from(board, (knocked, landing, move[2:4]))
+    sans.append(board.san(reply))
+    pressed = press_after if isinstance(press_after, float) else 0.4
+    script = (_mirror_script(move, knocked, landing, fall, then, back,
+                             mover if clock else "", pressed)
+              + f" ~1 -{chess.square_name(reply.from_square)} "
+              f"+{chess.square_name(reply.to_square)} " + (replier if clock else ""))
+    out = play(script, fen, time_control="300+2" if clock else None)
+    assert out.sans == sans
+    assert not any(line.get("uncertain") for line in out.lines("move"))
+    if back + pressed > 1.5:
+        assert out.alerts == ["position-mismatch"]
+        assert sorted(out.alert("position-mismatch")["squares"]) == sorted([knocked, landing])
+    else:
+        assert out.alerts == []
+
+
+@pytest.mark.parametrize("fen, move, knocked, landing", MIRRORED[::3])
+def test_while_mirrored_readings_are_open_the_leds_ask(fen: str, move: str, knocked: str,
+                                                       landing: str) -> None:
+    # From the press until the knocked piece is back, both candidate squares blink
+    # yellow (the players are asked to check); the move is recorded, at the press's
+    # time, once the board told it, and the squares go dark
+    board = chess.Board(fen)
+    mover = "Cw" if board.turn == chess.WHITE else "Cb"
+    out = play(_mirror_script(move, knocked, landing, 0.3, 0.03, 2.2, mover), fen,
+               time_control="300+2")
+    press = next(e.t for e in events(_mirror_script(move, knocked, landing, 0.3, 0.03, 2.2,
+                                                    mover)) if type(e).__name__ == "ClockPressed")
+    (made,) = out.lines("move")
+    assert made["uci"] == move and "uncertain" not in made
+    assert made["t"] < press
+    asking = {move[2:4]: ["yellow", "fast"], landing: ["yellow", "fast"]}
+    frames = [f for f in out.lines("leds") if f["t"] >= press]
+    assert any(f["squares"] == asking for f in frames)
+    assert frames[-1]["squares"] == {}
+    assert frames[-1]["t"] > max(f["t"] for f in frames if f["squares"] == asking)
+
+
+@pytest.mark.parametrize("fen, move, knocked, landing", MIRRORED[::2])
+@pytest.mark.parametrize("ending", ["reply", "press", "log-end"])
+def test_mirrored_readings_with_no_evidence_stay_flagged(
+        fen: str, move: str, knocked: str, landing: str, ending: str) -> None:
+    # Play goes on (the opponent lifts a piece, presses his clock) or the log ends before
+    # the knocked piece is put back: nothing told the readings apart; the record is
+    # flagged with both, never a guess taken as certain
+    board = chess.Board(fen)
+    mover, replier = ("Cw", "Cb") if board.turn == chess.WHITE else ("Cb", "Cw")
+    script = f"-{move[:2]} @0.4 -{knocked} @0.3 +{landing} @0.03 +{move[2:4]} @0.4 {mover}"
+    if ending == "reply":
+        board.push_uci(move)
+        reply = _reply_away_from(board, (knocked, landing, move[2:4]))
+        script += (f" ~0.5 -{chess.square_name(reply.from_square)} "
+                   f"+{chess.square_name(reply.to_square)} {replier}")
+    elif ending == "press":
+        script += f" ~0.5 {replier}"
+    out = play(script, fen, time_control="300+2")
+    first = out.lines("move")[0]
+    assert sorted(first["uncertain"]) == sorted([move, move[:2] + landing])
+    assert first["uci"] in (move, move[:2] + landing)
 
 
 # The corpus games whose renderings with a piece knocked and put back quickly were once

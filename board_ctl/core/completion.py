@@ -26,7 +26,7 @@ from board_ctl.core.rules import Action, AddTime, Clear, End, Finding, Record
 from board_ctl.core.shapes import Shape
 from board_ctl.core.state import GameState
 from board_ctl.core.timebase import seconds
-from board_ctl.core.turn import Match, Turn
+from board_ctl.core.turn import Match, Mirror, Turn
 
 if TYPE_CHECKING:
     from board_ctl.core.reading import TurnReading, Verdict
@@ -73,6 +73,10 @@ class Completion:
 
     def game_over(self, t: int, result: str, termination: str) -> None:
         game = self.game
+        if game.turn.mirror is not None:  # (the move the press completed: recorded first)
+            self.close_mirror(t)
+            if game.result is not None:
+                return
         if game.turn.ambiguous is not None:  # a completed capture goes into the record
             self.commit(game.turn.ambiguous.shapes, t, guess=True)
             if game.result is not None:
@@ -88,6 +92,12 @@ class Completion:
         self.game.clock_in_use = True
         if self.remote_on and self.remote.busy(self.board):
             return  # the board lags a remote side's move: no move of the person's stands
+        if self.game.turn.mirror is not None:
+            if side == self.board.turn:
+                return  # (pressed again: the move stands, its readings held open)
+            self.close_mirror(t)  # the opponent completes his reply: play went on
+            if self.game.result is not None:
+                return
         if side != self.board.turn and self.game.turn.ambiguous is not None:
             # The opponent completes his reply while the capture is undecided: decide it,
             # then read his reply in the position it answers.
@@ -205,13 +215,15 @@ class Completion:
         return self.reading.made(game.turn, game.occupied, pressed=True)
 
     def _complete_made(self, made: Shape, pressed: int, when: int,
-                       uncertain: tuple[Shape, ...] = ()) -> None:
+                       uncertain: tuple[Shape, ...] = (), held: bool = False) -> None:
         """The press completes the legal move made (FIDE 6.2.1); the other squares that
         differ are pieces displaced (7.4), to be put back by whoever displaced them: the
         position-mismatch alert and the LEDs show where. No illegal move: the mover's own
         move is legal, and the displaced pieces are no part of it."""
         turn = self.game.turn
         base = turn.position.occupied
+        if uncertain and not held and self._open_mirror(made, uncertain, pressed, when):
+            return
         turn.knocked |= base & ~self.game.occupied & ~made.vacated  # (displaced, not touched)
         # (the pieces away: no evidence of the capture, and none of the next turns' moves;
         # what was lifted meanwhile is no touch)
@@ -219,8 +231,90 @@ class Completion:
         self.displaced.lifted = set()
         self.commit(turn.position.full(made.after(base)), infer.made_at(turn, made, pressed),
                     uncertain=uncertain)
-        if self.game.result is None:
+        if self.game.result is None and not held:
             self.sensing.explain(when)  # the displaced pieces, against the position after the move
+
+    # ------------------------------------------------------------------ mirrored readings
+
+    def _open_mirror(self, made: Shape, others: tuple[Shape, ...], pressed: int,
+                     when: int) -> bool:
+        """The press completes a move the sensors read as two legal moves as likely, whose
+        positions differ (a piece knocked onto a square the moving piece could also have
+        gone to, both come down alike): nothing at the press tells them apart, but what
+        follows does: the knocked piece is put back, the moved one is not. So the clock
+        goes over now, the LEDs ask, and the move waits (`Turn.mirror`) for the board to
+        show one reading's position (`mirror_seen`) or for play to go on (then the flagged
+        reading is recorded, uncertain). False where no position can tell them apart."""
+        base = self.game.turn.position.occupied
+        readings = (made, *others)
+        afters = [shape.after(base) for shape in readings if shape.move]
+        if len(afters) < len(readings) or len(set(afters)) < len(afters):
+            return False  # (an illegal reading, or two moves to one position: no evidence)
+        occupied = self.game.occupied
+        squares = base ^ occupied
+        for after in afters:
+            squares |= base ^ after
+        if self.press.switched is None:
+            self.press.switched = self._switch_clock(self.board.turn, pressed)
+        self.press.at = self.press.reported = None
+        turn = self.game.turn
+        turn.mirror = Mirror(readings, pressed, when, occupied, squares)
+        turn.asking = tuple(sorted({s.move.to_square for s in readings}))
+        self.out.dirty = True
+        return True
+
+    def mirror_seen(self, t: int) -> None:
+        """The board changed while a move's readings are held open: where it shows one
+        reading's position, that is the move (the pieces displaced around it put back).
+        Displaced longer than the mismatch alert allows, the alert it held back is raised
+        now, against the move decided, and clears at once (7.4)."""
+        turn = self.game.turn
+        mirror = turn.mirror
+        assert mirror is not None
+        base, occupied = turn.position.occupied, self.game.occupied
+        for shape in mirror.readings:
+            if shape.after(base) != occupied:
+                continue
+            turn.mirror = None
+            if self.displaced.since is not None:  # (the alert held back: judged now)
+                self.displaced.held = mirror.occupied
+                self.sensing.release_mismatch(t, shape.after(base))
+            self.out.note(t, f"{self.board.san(shape.move)}: the pieces displaced "
+                             "around it were put back, which tells the move")
+            turn.knocked |= base & ~mirror.occupied & ~shape.vacated  # (no touches)
+            self.commit(turn.position.full(shape.after(base)),
+                        infer.made_at(turn, shape, mirror.pressed))
+            if self.game.result is None:
+                self.sensing.explain(t)
+            return
+
+    def close_mirror(self, t: int) -> None:
+        """Play goes on (or the game ends) before the board told the readings apart: the
+        flagged reading is recorded, uncertain, as the press read it; what the sensors saw
+        after the press is read after the move."""
+        turn = self.game.turn
+        mirror = turn.mirror
+        assert mirror is not None
+        turn.mirror = None
+        carried = turn.split_at(mirror.opened)
+        occupied, self.game.occupied = self.game.occupied, mirror.occupied
+        try:
+            self._complete_made(mirror.readings[0], mirror.pressed, t, mirror.readings[1:],
+                                held=True)
+        finally:
+            self.game.occupied = occupied
+        if self.game.result is None:
+            turn = self.game.turn
+            turn.adopt(carried, turn.position.occupied & ~occupied, t, self.debouncer.settle)
+            turn.displaced &= ~self._squares_of(carried.events)
+            self.sensing.explain(t)
+
+    @staticmethod
+    def _squares_of(events: dict[chess.Square, list[tuple[int, bool]]]) -> chess.Bitboard:
+        found = 0
+        for square in events:
+            found |= chess.BB_SQUARES[square]
+        return found
 
     def _switch_clock(self, mover: chess.Color, t: int) -> Switched:
         """The clock goes over for the move just completed (at the press, or where no
@@ -248,6 +342,11 @@ class Completion:
         that ends the game (`ending`) also takes a capture nobody saw land, and the
         button's own side's move if one stands placed."""
         turn = self.game.turn
+        if turn.mirror is not None:
+            self.close_mirror(t)  # (the move the press completed stands, flagged)
+            turn = self.game.turn
+            if self.game.result is not None:
+                return
         if side == self.board.turn:
             if ending and turn.match is not None and infer.placed(turn, turn.match):
                 self.complete_match(t)
@@ -364,6 +463,8 @@ class Completion:
         also = ", ".join(board.san(other.move) if other.move else "an illegal move"
                          for other in others) if others else ""
         san = board.san_and_push(move)
+        if self.displaced.held is not None:  # (the alert held while the move was in doubt)
+            self.sensing.release_mismatch(self.game.now, shape.after(old.position.occupied))
         switched, press.switched = press.switched, None
         if switched is None:
             switched = self._switch_clock(mover, t)
@@ -458,6 +559,10 @@ class Completion:
 
     def flag(self, when: int) -> None:
         """The side to move ran out of time (FIDE 6.9), unless a mate already stood."""
+        if self.game.turn.mirror is not None:  # (the move the press completed, first)
+            self.close_mirror(when)
+            if self.game.result is not None:
+                return
         match = self.game.turn.match
         if match is not None and self.placement_ends_game(match):
             self.complete_match(match.since, guess=True)  # 5.1.1: the mate ended the game

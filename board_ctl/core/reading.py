@@ -132,6 +132,19 @@ class Verdict(NamedTuple):
                      if r.shape is None or r.shape.move != chosen.move)
 
 
+    def positions_differ(self, base: chess.Bitboard) -> bool:
+        """Uncertain between legal moves that leave different positions (a piece knocked
+        onto a square the moving piece could also have gone to): what the board shows
+        next can tell them apart, nothing it showed so far does."""
+        others = self.others_legal
+        if not others:
+            return False
+        chosen = self.legal
+        assert chosen is not None
+        afters = [shape.after(base) for shape in (chosen, *others) if shape.move]
+        return len(afters) == len(others) + 1 and len(set(afters)) == len(afters)
+
+
 # A reading that is no legal move (an illegal move), among the readings of an uncertain
 # move: recorded as the null move (UCI "0000").
 ILLEGAL_READING = named_tuple(Shape, (chess.Move.null(), 0, 0, None, 0))
@@ -232,7 +245,8 @@ class TurnReading:
         piece arrived) with the other differences as displaced pieces, and the illegal
         move, each scored; cheapest first. `pressed`: the clock was pressed, the hand has
         left: a capture whose piece nobody saw land is made too, when no piece came down
-        after the mover's first lift (else his piece came down there)."""
+        after the mover's first lift (else his piece came down there) and none was seen
+        landing on another capture's square (a swap's blip: then that is the capture)."""
         position = turn.position
         base, board = position.occupied, position.board
         own = board.occupied_co[board.turn]
@@ -250,9 +264,10 @@ class TurnReading:
         for shape in position.moves_from(emptied & own):
             if shape.vacated & ~emptied or shape.filled & ~filled:
                 continue
-            if not shape.filled and not unseen_captures:  # a capture: if seen landing
+            if not shape.filled:  # a capture: if seen landing (at the press, or unseen
+                # with nothing down since the lift, but never beside one seen landing)
                 landed, _ = infer.capture_evidence(turn, shape.move.from_square)
-                if shape.captured not in landed[:1]:
+                if shape.captured not in landed[:1] and (landed or not unseen_captures):
                     continue
             lifted = _first_lift(events.get(shape.move.from_square))
             arrival = FOREVER

@@ -125,6 +125,8 @@ class Referee:
             self.sensing.settled(change)
         if self.game.result is None and self.press.decision is not None:
             self.completion.decide_press(end)
+        if self.game.result is None and self.game.turn.mirror is not None:
+            self.completion.close_mirror(end)  # (no evidence came: recorded, flagged)
         if self.game.result is None:
             turn = self.game.turn
             if turn.ambiguous is not None:
@@ -240,10 +242,10 @@ class Referee:
             decision = self.press.decision
             if decision is not None:
                 due.append((decision, self.completion.decide_press))
-            mismatch = self.displaced.deadline("position-mismatch" in self.out.alerts)
-            if mismatch is not None:
-                due.append((mismatch, self.sensing.mismatch))
             turn = self.game.turn
+            mismatch = self.displaced.deadline("position-mismatch" in self.out.alerts)
+            if mismatch is not None and turn.mirror is None:  # (held: judged once decided)
+                due.append((mismatch, self.sensing.mismatch))
             match = turn.match
             if match is not None and decision is None and match.ends_game is not False:
                 due.append((match.since + GAME_END_HOLD_US, self.completion.end_by_placement))

@@ -56,6 +56,12 @@ class Sensing:
             return
         if self.remote_on and self.remote_play.raw(t, square, placed):
             return  # the board lags a remote side's move: nothing is judged
+        if game.turn.mirror is not None and not game.turn.mirror.squares & bit:
+            # Play goes on (the opponent's reply begun, most often) before the board told
+            # the readings of the move apart: the flagged one is recorded, uncertain.
+            self.completion.close_mirror(t)
+            if game.result is not None:
+                return
         press = self.press
         press.last_raw = t
         if not placed and press.decision is not None and press.waiting & bit:
@@ -72,7 +78,8 @@ class Sensing:
             events.append((t, placed))
         if turn.displaced:
             turn.displaced &= ~bit  # (handled in this turn: read as it is from now on)
-        if turn.asking:  # (the LEDs asked to check the last move: play has gone on)
+        if turn.asking and turn.mirror is None:  # (the LEDs asked to check the last move:
+            # play has gone on)
             turn.asking = ()
             self.out.dirty = True
         if placed:
@@ -199,6 +206,9 @@ class Sensing:
             self.remote_play.wait(t)  # a remote side's turn, or its move being made: not judged
             return
         turn = game.turn
+        if turn.mirror is not None:  # (a move's readings held open: only they are looked at)
+            self.completion.mirror_seen(t)
+            return
         turn.crossing = None  # (read anew)
         was_ambiguous = turn.ambiguous
         explained, agrees, answer, then_explained = self.reading.explain(turn, self.context(t))
@@ -250,6 +260,8 @@ class Sensing:
         game.turn.made = None
         displaced, out = self.displaced, self.out
         if displaced.since is not None or displaced.lifted:
+            if displaced.held is not None:  # (the board shows how the move was read)
+                self.release_mismatch(t, infer.reference_occupancy(game.turn))
             if self._still_displaced():
                 displaced.unexplained(t, 0)  # the mismatch stands until they are back
             else:
@@ -308,11 +320,16 @@ class Sensing:
         emptied = position.occupied & ~occupied
         own = position.board.occupied_co[position.board.turn]
         if emptied & own:
-            made = self.reading.made(turn, occupied).move
+            verdict = self.reading.made(turn, occupied)
+            made = verdict.move
             if made is not None:  # the move is made: the rest is displaced (7.4)
                 turn.made = made
                 # (knocked off, not touched: 4.2.2, an accident is no touch)
                 turn.knocked |= emptied & ~made.vacated
+                if verdict.positions_differ(position.occupied):
+                    self.displaced.hold(t, occupied)  # (which pieces are displaced? later)
+                    return
+                self.release_mismatch(t, made.after(position.occupied))
                 self.displaced.unexplained(t, 0)  # (knocked by the mover: no wrong side)
                 return
         if infer.in_hand(position, occupied):
@@ -324,6 +341,7 @@ class Sensing:
                 self.out.raise_(t, self.illegal.placement(
                     position.board.turn, position.occupied ^ occupied))
             return
+        self.release_mismatch(t, infer.reference_occupancy(turn))
         self.displaced.unexplained(t, emptied & ~own & ~turn.knocked_before)
 
     def crossing_over(self, when: int) -> None:
@@ -340,6 +358,13 @@ class Sensing:
         game.turn.knock_excused = None
         if game.result is None and not game.clock_in_use:
             self.opponent_started(when)
+
+    def release_mismatch(self, t: int, reference: chess.Bitboard) -> None:
+        """The move the board differed around is decided: the mismatch alert held back
+        while it was read two ways is judged against it (`reference`: what it leaves)."""
+        if self.displaced.held is not None:
+            self.completion.apply(t, self.displaced.release(
+                t, reference, "position-mismatch" in self.out.alerts))
 
     def mismatch(self, when: int) -> None:
         reference = infer.reference_occupancy(self.game.turn)

@@ -9,6 +9,7 @@ released (FIDE 4.7), and the promotion selector's settings. Times are whole micr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import chess
 
@@ -26,6 +27,20 @@ class Carried:
     events: dict[chess.Square, RawEvents]
     touched: list[tuple[int, chess.Square]]
     selections: list[tuple[int, chess.PieceType]]
+
+
+class Mirror(NamedTuple):
+    """A move completed by the press while the board reads as two (or more) legal moves as
+    likely, whose positions differ (a piece knocked onto a square the moving piece could
+    also have gone to): held open until the board shows one of them (the knocked piece put
+    back) or play goes on. `readings`: the flagged one first; `occupied`: the board at the
+    press; `squares`: every square any reading or the board differs on."""
+
+    readings: tuple[Shape, ...]
+    pressed: int  # the move's time (the press)
+    opened: int  # the press judged: what the sensors saw from then on comes after the move
+    occupied: chess.Bitboard
+    squares: chess.Bitboard
 
 
 class Match:
@@ -61,7 +76,7 @@ class Turn:
     __slots__ = ("position", "started", "touched", "events_on", "lifted_raw", "match", "seen",
                  "released", "must_move", "ambiguous", "waiting_reply", "replies",
                  "selections", "made", "knocked", "displaced", "crossing", "asking",
-                 "knocked_before", "knock_excused")
+                 "knocked_before", "knock_excused", "mirror")
 
     def __init__(self, position: Position, started: int) -> None:
         self.position = position
@@ -96,6 +111,8 @@ class Turn:
         # The last move was read so, or otherwise as likely: the squares of its readings,
         # lit to ask the players to check it until the board next changes.
         self.asking: tuple[chess.Square, ...] = ()
+        # The move completed by the press, its readings held open (see `Mirror`).
+        self.mirror: Mirror | None = None
 
     @property
     def board(self) -> chess.Board:

@@ -24,10 +24,13 @@ class Displaced:
         self.remote = remote  # a side played from elsewhere touches nothing on the board
         self.since: int | None = None  # the board differs unexplained since
         self.lifted: set[chess.Square] = set()  # opponent's squares emptied meanwhile
+        # The board while the move it differs around is read two ways as likely, whose
+        # positions differ: the alert's squares would be a guess, so it waits (`release`)
+        self.held: chess.Bitboard | None = None
 
     def deadline(self, alerted: bool) -> int | None:
         """When the mismatch alert is due (None: nothing differs, or already raised)."""
-        if self.since is None or alerted:
+        if self.since is None or alerted or self.held is not None:
             return None
         return self.since + MISMATCH_AFTER_US
 
@@ -36,13 +39,28 @@ class Displaced:
             self.since = t
         self.lifted |= set(squares(lifted_opponents))
 
+    def hold(self, t: int, occupied: chess.Bitboard) -> None:
+        """The board differs around a move read two ways as likely: the alert waits."""
+        if self.since is None:
+            self.since = t
+        self.held = occupied
+
+    def release(self, t: int, reference: chess.Bitboard, alerted: bool) -> list[Action]:
+        """The move is decided (`reference`: the occupancy it leaves): the alert held back,
+        if the pieces were away MISMATCH_AFTER, is raised against it, with the squares
+        that differed while it was held."""
+        held, self.held = self.held, None
+        if held is None or alerted or self.since is None or t - self.since < MISMATCH_AFTER_US:
+            return []
+        return [self.mismatch(reference, held)]
+
     def explained(self, board: chess.Board, occupied: chess.Bitboard,
                   alerted: bool, knocked: chess.Bitboard = 0) -> list[Action]:
         """The board is accounted for again: the mismatch alert clears; an opponent's
         piece lifted and put back before the alert was a touch out of turn (`wrong-side`,
         shown and cleared at once), unless the mover's hand knocked it over or it is the
         victim of the move made (`knocked`: 4.2.2, an accident; the capture)."""
-        differed, self.since = self.since is not None, None
+        differed, self.since, self.held = self.since is not None, None, None
         lifted, self.lifted = self.lifted, set()
         if not differed:
             return []
@@ -61,7 +79,7 @@ class Displaced:
     def reset(self, alerted: bool) -> list[Action]:
         """Nothing is judged for now (the board lags a remote side's move): no mismatch
         pending, and an open one clears."""
-        self.since, self.lifted = None, set()
+        self.since, self.lifted, self.held = None, set(), None
         return [Clear("position-mismatch")] if alerted else []
 
     @staticmethod
