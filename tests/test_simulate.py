@@ -168,7 +168,7 @@ def test_every_game_renders_cleanly() -> None:
 
 @pytest.mark.slow
 def test_no_clock_renderings_parse_and_have_no_clock() -> None:
-    for i, game in enumerate(engine_games()[:40]):
+    for i, game in enumerate(engine_games()[:20]):
         r = render_game(game, seed=i, style=RenderStyle(use_clock=False))
         check_all(r)
         assert not [obj for obj in r.lines if obj["ev"] == "clock"]
@@ -583,7 +583,7 @@ def test_without_a_clock_the_enemy_touch_is_never_of_the_piece_just_moved() -> N
     touch. A rendering stays readable: without a clock that piece is never the one
     touched; with a clock (the press ends the move) it may be."""
     touched_just_moved = {True: 0, False: 0}
-    for seed, game in enumerate(engine_games()[:40]):
+    for seed, game in enumerate(engine_games()[:20]):
         for use_clock in (True, False):
             try:
                 r = render_violation(game, "touch-move-enemy", seed=seed,
