@@ -1270,3 +1270,36 @@ def test_with_a_clock_the_press_tells_whose_hand_touched_the_piece_just_moved(
                time_control="300+2")
     assert out.sans == sans
     assert out.alerts == (["touch-move"] if opponents else [])
+
+
+# (fen, the opponent's move before, the piece the opponent knocks off over his press):
+# the mover then castles with both pieces in hand, the king lifted first. While the king
+# is in hand and the rook comes down on the king's square-to-be, the board reads as a rook
+# move with the king knocked away beside it; castling completes the move after all.
+CASTLING_BESIDE_A_KNOCKED_PIECE = [
+    ("r3k2r/pppq1ppp/2npbn2/4p3/4P3/P1NPBN2/1PPQ1PPP/R3K2R w KQkq - 0 10", "h2h3", "a3"),
+    ("r3k2r/ppp1qppp/2np1n2/2b1p1B1/2B1P1b1/2NP1N2/PPP1QPPP/R3K2R b KQkq - 0 8", "a7a6",
+     "b7"),
+    ("r3k2r/1p3ppp/8/8/8/8/PP3PPP/R3K2R w KQkq - 0 1", "a2a3", "b2"),
+]
+
+
+@pytest.mark.parametrize("kingside", [True, False])
+@pytest.mark.parametrize("rook_after, lands_after", [(0.2, 0.5), (0.6, 0.3), (0.35, 0.9)])
+@pytest.mark.parametrize("fen, before, knocked", CASTLING_BESIDE_A_KNOCKED_PIECE)
+def test_the_king_in_hand_while_the_rook_lands_is_no_knocked_piece(
+        fen: str, before: str, knocked: str, rook_after: float, lands_after: float,
+        kingside: bool) -> None:
+    board = chess.Board(fen)
+    first = board.san(chess.Move.from_uci(before))
+    side, other = ("w", "b") if board.turn == chess.WHITE else ("b", "w")
+    board.push_uci(before)
+    king, king_to, rook, rook_to = castling_squares(board, kingside)
+    castling = chess.Move(chess.parse_square(king), chess.parse_square(king_to))
+    assert board.is_legal(castling)
+    castle = board.san(castling)
+    out = play(f"-{before[:2]} +{before[2:]} C{side} @0.9 -{knocked} ~1.5 -{king} "
+               f"@{rook_after} -{rook} @{lands_after} +{king_to} @0.25 +{rook_to} C{other} "
+               f"~2 +{knocked} ~1", fen, time_control="300+2")
+    assert out.sans == [first, castle]
+    assert out.alerts == ["position-mismatch"]  # (was: touch-move, the rook "first")
