@@ -671,7 +671,10 @@ def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: che
     move = match.shapes[0].move
     stop = chess.BB_SQUARES[move.to_square]
     since = match.left_at
-    if occupied & stop or any(_reply_seen(turn, s, occupied, since) for s in fitting):
+    if occupied & stop and any(reply.move.to_square == move.to_square
+                               for s in fitting for reply in turn.replies_to(s).full(occupied)):
+        return False  # (taken where it stood; a piece crossing the stop takes nothing)
+    if any(_reply_seen(turn, s, occupied, since) for s in fitting):
         return False
     beyond = [shape for other in turn.seen
               if other is not match and other.shapes[0].move.from_square == move.from_square
