@@ -350,6 +350,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     ("knocked-restored-late", True, 179),  # Rg8, the e7 bishop knocked onto d7 (not Bd7)
     ("blitz-scramble", True, 207),  # f4 slid over f3, lifted before the press for gxf3 e.p.
     ("knocked-over-the-press", True, 207),  # Rxh8 slid in, a rook away: not Rxb2 unseen
+    ("clean", False, 155),  # Bd4 stands, then an idle lift: no Bxg7 gone on unseen
 ])
 def test_rendered_handling_is_read_right(behaviour: str, use_clock: bool, game: int) -> None:
     from bench_recognition import judge, replay
