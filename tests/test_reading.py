@@ -350,6 +350,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     ("knocked-restored-late", True, 179),  # Rg8, the e7 bishop knocked onto d7 (not Bd7)
     ("blitz-scramble", True, 207),  # f4 slid over f3, lifted before the press for gxf3 e.p.
     ("knocked-over-the-press", True, 207),  # Rxh8 slid in, a rook away: not Rxb2 unseen
+    ("clean", False, 155),  # Bd4 stands, then an idle lift: no Bxg7 gone on unseen
 ])
 def test_rendered_handling_is_read_right(behaviour: str, use_clock: bool, game: int) -> None:
     from bench_recognition import judge, replay
@@ -1270,3 +1271,94 @@ def test_with_a_clock_the_press_tells_whose_hand_touched_the_piece_just_moved(
                time_control="300+2")
     assert out.sans == sans
     assert out.alerts == (["touch-move"] if opponents else [])
+
+
+# (fen, the opponent's move before, the piece the opponent knocks off over his press):
+# the mover then castles with both pieces in hand, the king lifted first. While the king
+# is in hand and the rook comes down on the king's square-to-be, the board reads as a rook
+# move with the king knocked away beside it; castling completes the move after all.
+CASTLING_BESIDE_A_KNOCKED_PIECE = [
+    ("r3k2r/pppq1ppp/2npbn2/4p3/4P3/P1NPBN2/1PPQ1PPP/R3K2R w KQkq - 0 10", "h2h3", "a3"),
+    ("r3k2r/ppp1qppp/2np1n2/2b1p1B1/2B1P1b1/2NP1N2/PPP1QPPP/R3K2R b KQkq - 0 8", "a7a6",
+     "b7"),
+    ("r3k2r/1p3ppp/8/8/8/8/PP3PPP/R3K2R w KQkq - 0 1", "a2a3", "b2"),
+]
+
+
+@pytest.mark.parametrize("kingside", [True, False])
+@pytest.mark.parametrize("rook_after, lands_after", [(0.2, 0.5), (0.6, 0.3), (0.35, 0.9)])
+@pytest.mark.parametrize("fen, before, knocked", CASTLING_BESIDE_A_KNOCKED_PIECE)
+def test_the_king_in_hand_while_the_rook_lands_is_no_knocked_piece(
+        fen: str, before: str, knocked: str, rook_after: float, lands_after: float,
+        kingside: bool) -> None:
+    board = chess.Board(fen)
+    first = board.san(chess.Move.from_uci(before))
+    side, other = ("w", "b") if board.turn == chess.WHITE else ("b", "w")
+    board.push_uci(before)
+    king, king_to, rook, rook_to = castling_squares(board, kingside)
+    castling = chess.Move(chess.parse_square(king), chess.parse_square(king_to))
+    assert board.is_legal(castling)
+    castle = board.san(castling)
+    out = play(f"-{before[:2]} +{before[2:]} C{side} @0.9 -{knocked} ~1.5 -{king} "
+               f"@{rook_after} -{rook} @{lands_after} +{king_to} @0.25 +{rook_to} C{other} "
+               f"~2 +{knocked} ~1", fen, time_control="300+2")
+    assert out.sans == [first, castle]
+    assert out.alerts == ["position-mismatch"]  # (was: touch-move, the rook "first")
+
+
+# (fen, the mover's slide: origin, stop, the square he lifts it from, the victim it
+# swaps off unseen beyond; the opponent's recapture: its piece, the squares it is pushed
+# across). Without a clock: the mover's piece stops on a square of its way, goes on and
+# takes beyond it, nobody seeing it land (the victim swapped off); the opponent takes it
+# back, his piece pushed onto the stop square before it leaves its own.
+STOPPED_ON_THE_WAY_TO_AN_UNSEEN_CAPTURE = [
+    ("2kr1b1r/1pp2ppp/p1n2n2/q3p2b/4N2P/1Q2P3/PP1B1PP1/1R3RK1 b - - 3 14",
+     ("d8", "d4", "d3", "d2"), ("e4", "d4", "d3")),
+    ("1r3rk1/pp1b1pp1/1q2p3/4n2p/Q3P2B/2N2N2/1PP2PPP/2KR1B1R w - - 3 15",
+     ("d1", "d5", "d6", "d7"), ("e5", "d5", "d6")),
+    ("6k1/b5pp/8/8/4N3/8/5PPP/6K1 b - - 0 1", ("a7", "d4", "e3", "f2"), ("e4", "d4", "e3")),
+]
+
+
+def _slide(origin: str, to: str) -> list[str]:
+    """The squares a piece pushed from `origin` along a line to `to` crosses, `to` last."""
+    a, b = chess.parse_square(origin), chess.parse_square(to)
+    between = [chess.square_name(sq) for sq in chess.SquareSet(chess.between(a, b))]
+    return (between if a < b else between[::-1]) + [to]
+
+
+@pytest.mark.parametrize("held, ahead", [(0.12, 0.022), (0.16, 0.01), (0.3, 0.05)])
+@pytest.mark.parametrize("fen, mover, recapture", STOPPED_ON_THE_WAY_TO_AN_UNSEEN_CAPTURE)
+def test_an_opponent_piece_pushed_across_the_stop_is_no_reply_to_a_move_there(
+        fen: str, mover: tuple[str, str, str, str], recapture: tuple[str, ...], held: float,
+        ahead: float) -> None:
+    origin, stop, lifted_from, victim = mover
+    tokens = [f"-{origin}"]
+    behind = origin
+    for square in _slide(origin, lifted_from):
+        tokens += [f"@0.15 +{square}", f"@0.01 -{behind}"]
+        if square == stop:
+            tokens[-1] = f"@0.02 -{behind} @{held}"  # (stands there a moment)
+        behind = square
+    tokens += [f"@0.4 -{lifted_from}", "~2", f"-{victim}"]  # (swapped off on the victim)
+    start, *crossed = recapture
+    tokens += [f"~0.8 +{crossed[0]}", f"@{ahead} -{start}"]
+    behind = crossed[0]
+    for square in [*crossed[1:], victim]:
+        tokens += [f"@0.17 +{square}", f"@0.02 -{behind}"]
+        behind = square
+    board = chess.Board(fen)
+    capture = chess.Move(chess.parse_square(origin), chess.parse_square(victim))
+    recaptured = chess.Move(chess.parse_square(start), chess.parse_square(victim))
+    sans = [board.san(capture)]
+    board.push(capture)
+    sans.append(board.san(recaptured))
+    board.push(recaptured)
+    quiet = next(m for m in board.legal_moves if board.piece_type_at(m.from_square) == chess.KING
+                 and not board.is_capture(m))
+    sans.append(board.san(quiet))
+    tokens += [f"~2 -{chess.square_name(quiet.from_square)}",
+               f"+{chess.square_name(quiet.to_square)} ~3"]
+    out = play(" ".join(tokens), fen)
+    assert out.sans == sans  # (was: the stop, then a reply read in the recapture)
+    assert out.alerts == []

@@ -428,7 +428,9 @@ class Completion:
         if out.alerts:
             for code in SETTLED_BY_THE_NEXT_MOVE:
                 out.clear(t, code)  # the previous move's irregularities are settled
-        touched, knocked = old.touched, old.knocked
+        # (the move's own pieces were moved, not knocked: a reading on the way that took
+        # one for knocked, the king in hand while the rook made a move alone, is superseded)
+        touched, knocked = old.touched, old.knocked & ~shape.moved_from
         if touched:
             knocked |= self.reading.knocked(old, shape)
             if knocked:  # (an accident is no touch: 4.2.2)

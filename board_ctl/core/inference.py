@@ -671,7 +671,15 @@ def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: che
     move = match.shapes[0].move
     stop = chess.BB_SQUARES[move.to_square]
     since = match.left_at
-    if occupied & stop or any(_reply_seen(turn, s, occupied, since) for s in fitting):
+    if occupied & stop and (
+            # (still standing there; or lifted, and the opponent's piece that came down
+            # there took it: one pushed across the stop, its square not yet open, did not)
+            not any(not placed_ and when >= since
+                    for when, placed_ in turn.events_on.get(move.to_square, ()))
+            or any(reply.move.to_square == move.to_square
+                   for s in fitting for reply in turn.replies_to(s).full(occupied))):
+        return False
+    if any(_reply_seen(turn, s, occupied, since) for s in fitting):
         return False
     beyond = [shape for other in turn.seen
               if other is not match and other.shapes[0].move.from_square == move.from_square
