@@ -23,6 +23,7 @@ from board_ctl.core.gameclock import Switched
 from board_ctl.core.inference import ILLEGAL
 from board_ctl.core.position import Position
 from board_ctl.core.rules import Action, AddTime, Clear, End, Finding, Record
+from board_ctl.core.rules.completed import MovedOn
 from board_ctl.core.shapes import Shape
 from board_ctl.core.state import GameState
 from board_ctl.core.timebase import seconds
@@ -605,6 +606,22 @@ class Completion:
         match.ends_game = not self.goes_on(match) and self.placement_ends_game(match)
         if match.ends_game:
             self.complete_match(when, guess=True)
+            game = self.game
+            if game.result is not None and game.board.move_stack and self.move_changed.enforced:
+                game.moved_on = MovedOn(game.board, game.sensed)
+
+    def after_the_end(self, change: SettledChange) -> None:
+        """A settled change after a game ended by a move left standing: that move's piece
+        moved on to another of its squares is flagged (4.7), never silently dropped."""
+        watch = self.game.moved_on
+        assert watch is not None
+        t, square, occupied = change
+        seen = watch.settled(square, occupied)
+        if seen is True:
+            return
+        self.game.moved_on = None
+        if isinstance(seen, Finding):
+            self.out.raise_(t, seen)
 
     def claim(self, t: int, side: chess.Color) -> None:
         self.complete_for(side, t)

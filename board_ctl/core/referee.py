@@ -111,6 +111,9 @@ class Referee:
                 self._handle(event, t)
         elif kind in ev.ARBITER_EVENTS:  # a result corrected
             self._handle(event, t)
+        elif (kind is _LIFTED or kind is _PLACED) and game.moved_on is not None:
+            # (settled as before the end: the piece that ended the game, moved on?)
+            self.debouncer.toggle(t, event.square, kind is _PLACED)  # type: ignore[union-attr]
         if not out.effects and not out.dirty:
             return []  # (nothing new: no frame, nothing to drain)
         self._frame()

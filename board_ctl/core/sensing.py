@@ -103,6 +103,8 @@ class Sensing:
     def settled(self, change: SettledChange) -> None:
         game = self.game
         if game.result is not None:
+            if game.moved_on is not None:  # (the move that ended the game, moved on?)
+                self.completion.after_the_end(change)
             return
         t, square, occupied = change
         bit = chess.BB_SQUARES[square]

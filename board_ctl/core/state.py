@@ -20,7 +20,7 @@ from board_ctl.core.position import Position
 from board_ctl.core.presses import Press
 from board_ctl.core.profiles import PROFILES, Profile
 from board_ctl.core.rules.claims import Draws
-from board_ctl.core.rules.completed import MoveChanged
+from board_ctl.core.rules.completed import MoveChanged, MovedOn
 from board_ctl.core.rules.displaced import Displaced
 from board_ctl.core.rules.endings import Endings
 from board_ctl.core.rules.illegal import IllegalMoves
@@ -37,7 +37,8 @@ class GameState:
     __slots__ = ("profile", "remote", "remote_on", "debug", "board", "start_fen", "game_clock",
                  "debouncer", "health", "sensed", "occupied", "faulty", "turn", "result", "out",
                  "touch_move", "move_changed", "illegal", "displaced", "draws", "endings", "now",
-                 "after_outage", "from_scan", "press", "changing", "clock_in_use", "lateness")
+                 "after_outage", "from_scan", "press", "changing", "clock_in_use", "lateness",
+                 "moved_on")
 
     def __init__(self, fen: str = chess.STARTING_FEN, profile: Profile = PROFILES["fide"],
                  settle: float = DEFAULT_SETTLE, time_control: TimeControl | None = None,
@@ -81,3 +82,6 @@ class GameState:
         self.changing: chess.Square | None = None  # the square whose change is settling
         # A clock (a time control, or presses seen): presses, not the opponent, complete moves.
         self.clock_in_use = time_control is not None
+        # A game ended by a placement left standing: the squares its piece could have been
+        # moved on to, watched until anything else changes (FIDE 4.7; `Completion`).
+        self.moved_on: MovedOn | None = None
