@@ -127,23 +127,9 @@ def test_scripted_violation_raises_its_code_and_keeps_the_record(code: str, use_
         expected = [alert for alert, _ in rendered.expected_alerts]
         if replayed.moves == rendered.moves and replayed.alerts == expected:
             continue
-        if _decoy_ended_the_game(replayed, code):
-            continue
         failures.append((seed, replayed.first_divergence(), expected, replayed.alerts[:4]))
     assert checked > 90
     assert failures == [], f"{len(failures)} of {checked} wrong: {failures[:5]}"
-
-
-def _decoy_ended_the_game(replayed, code: str) -> bool:  # type: ignore[no-untyped-def]
-    """A decoy placement that mates or stalemates ends the game there (FIDE 5.1.1, 5.2.1)."""
-    if code != "move-changed" or replayed.record.result is None:
-        return False
-    board = chess.Board(replayed.rendered.start_fen)
-    for move in replayed.moves:
-        board.push(move)
-    ply = replayed.rendered.expected_alerts[0][1]
-    return (len(replayed.moves) == ply + 1 and replayed.moves[:ply] == replayed.rendered.moves[:ply]
-            and (board.is_checkmate() or board.is_stalemate()))
 
 
 @pytest.mark.parametrize("profile", ["rapid", "casual"])

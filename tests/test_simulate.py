@@ -25,7 +25,7 @@ from board_ctl.simulate import (
 from corpus import has_move
 from board_ctl.simulate.__main__ import main as simulate_main
 from board_ctl.simulate.render import captured_square
-from board_ctl.simulate.violations import ALERT_CODES
+from board_ctl.simulate.violations import ALERT_CODES, PLANS, options_along
 
 GAMES_DIR = Path(__file__).parent / "data" / "games"
 NO_NOISE = dict(bounce=False, slides=False, idle_lift_prob=0.0)
@@ -515,6 +515,9 @@ def _check_violation(r: RenderedGame, code: str, ply: int) -> None:
         y = chess.parse_square(held[0]["sq"])
         assert y != move.to_square
         assert chess.Move(move.from_square, y) in board.legal_moves
+        decoy = board.copy()
+        decoy.push(chess.Move(move.from_square, y))
+        assert decoy.outcome() is None  # (left standing, a game-ending move is the record)
         assert [o["sq"] for o in moves_lines][-1] == chess.square_name(move.to_square)
     elif code == "position-mismatch":
         assert first["ev"] == "lift"
@@ -545,6 +548,36 @@ def _check_violation(r: RenderedGame, code: str, ply: int) -> None:
         after = board.copy()
         after.push(move)  # (a mate or a draw needs no press: 6.2.1)
         assert [o["ev"] for o in lines][-1] == "clock" or after.is_game_over()
+
+
+def test_a_changed_move_is_never_first_put_where_it_ends_the_game() -> None:
+    """Left standing 1-3 s (released, 4.7), a mate or stalemate ends the game there
+    (5.1.1, 5.2.1): that is the record, so move-changed never stages such a square."""
+    staged, avoided = 0, 0
+    for game in engine_games()[:40]:
+        board = game.board()
+        for ply, (options, move) in enumerate(zip(
+                eligible_options(game, "move-changed"), game.mainline_moves())):
+            ending = {m.to_square for m in board.legal_moves
+                      if m.from_square == move.from_square and m.to_square != move.to_square
+                      and _outcome_after(board, m)}
+            staged += len(options)
+            avoided += bool(ending)
+            assert not ending & set(options), (ply, board.fen())
+            board.push(move)
+    assert staged > 300 and avoided > 0
+
+
+def _outcome_after(board: chess.Board, move: chess.Move) -> bool:
+    board.push(move)
+    ended = board.outcome() is not None
+    board.pop()
+    return ended
+
+
+def eligible_options(game: chess.pgn.Game, code: str) -> list[list[chess.Square]]:
+    found = options_along(game, PLANS[code][0], 0)
+    return [found.get(ply, []) for ply in range(len(list(game.mainline_moves())))]
 
 
 def test_violation_at_a_given_ply_and_errors() -> None:

@@ -9,7 +9,7 @@ real game. Every rendering lists the alert it should raise in `expected_alerts` 
 | touch-move | lifts an own piece that has a legal move, puts it back (held 0.4-1.5 s), then plays the real move with another piece |
 | touch-move-enemy | lifts a capturable enemy piece, puts it back, plays the real move (which does not capture it); alert code `touch-move`. Without a clock, never the piece the opponent has just moved (see `_touch_enemy_options_without_clock`) |
 | illegal-move | puts the real move's piece on an empty square it cannot reach, presses the clock, 1-3 s later puts it back on its origin, then plays the real move with it and presses again |
-| move-changed | puts the real move's piece on another legal empty square, leaves it 1-3 s, then moves it on to the real destination |
+| move-changed | puts the real move's piece on another legal empty square (not one that ends the game), leaves it 1-3 s, then moves it on to the real destination |
 | position-mismatch | a piece of the side not to move that nothing can capture is knocked over during the mover's thinking time: off its square, or onto a neighbouring empty one, and put back 2-6 s later |
 | knocked-over-the-press | the same knock, and the mover makes his move (no promotion) and presses the clock before the piece is put back, 1-3 s after the press; alert code `position-mismatch` |
 | clock-no-move | presses the clock without moving, 1-3 s later plays the real move and presses again |
@@ -170,6 +170,8 @@ def _illegal_then_take_back(x: chess.Square) -> Hook:
 
 
 def _changed_options(board: chess.Board, move: chess.Move, ply: int) -> list[chess.Square]:
+    """Squares the piece is first put on: never one whose move ends the game, since left
+    standing there (released, 4.7) that move ends it (5.1.1, 5.2.1) and is the record."""
     if not _is_plain(board, move):
         return []
     return sorted(
@@ -178,7 +180,16 @@ def _changed_options(board: chess.Board, move: chess.Move, ply: int) -> list[che
         if m.from_square == move.from_square
         and m.to_square != move.to_square
         and _is_plain(board, m)
+        and not _ends_game(board, m)
     )
+
+
+def _ends_game(board: chess.Board, move: chess.Move) -> bool:
+    board.push(move)
+    try:
+        return board.outcome() is not None
+    finally:
+        board.pop()
 
 
 def _released_elsewhere(y: chess.Square) -> Hook:
