@@ -67,12 +67,15 @@ class Context(NamedTuple):
 
 class Answer(NamedTuple):
     """The opponent has begun his reply to one of `match`'s moves (`fitting`) at `cutoff`:
-    the move is complete; what happened from `cutoff` on is his. (Named tuples: one of
-    each is made for most plies, and a frozen dataclass costs a setattr per field.)"""
+    the move is complete; what happened from `cutoff` on is his. `guess`: a capture whose
+    square nothing told, answered by a reply made: recorded as guessed (flagged, with the
+    other readings). (Named tuples: one of each is made for most plies, and a frozen
+    dataclass costs a setattr per field.)"""
 
     match: Match
     fitting: list[Shape]
     cutoff: int
+    guess: bool = False
 
 
 class Reading(NamedTuple):
@@ -382,10 +385,29 @@ def likeliest(turn: Turn) -> Iterator[Match]:
                 yield m
             elif not any(o in released or o is standing for o in by):
                 crossings.append(m)
+    # A capture no sensor saw happen at all (nothing on its victim's square, nothing taken
+    # first or pushed off) needs a swap faster than the switches: the least likely line.
+    unseen = []
     for m in reversed(seen):
         if not shown(m):
-            yield m
+            if traceless(turn, m):
+                unseen.append(m)
+            else:
+                yield m
     yield from crossings
+    yield from unseen
+
+
+def traceless(turn: Turn, match: Match) -> bool:
+    """Whether `match` is a capture whose piece nobody saw land that left no trace: no raw
+    event on a victim's square after the piece was lifted, no victim taken first, none
+    pushed off. Only a swap faster than the switches (or a scan that missed it) makes
+    one; the opponent's hand lifting the piece that stood is likelier."""
+    if match.placed:
+        return False
+    before = match.left_at if match.left_at is not None else FOREVER
+    landed, taken = _evidence(turn, match.shapes[0].move.from_square, before)
+    return not landed and not taken
 
 
 def crossed(turn: Turn, seen: list[Match], match: Match, slid: bool = False) -> bool:
@@ -671,15 +693,21 @@ def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: che
     move = match.shapes[0].move
     stop = chess.BB_SQUARES[move.to_square]
     since = match.left_at
-    if occupied & stop and (
-            # (still standing there; or lifted, and the opponent's piece that came down
-            # there took it: one pushed across the stop, its square not yet open, did not)
-            not any(not placed_ and when >= since
-                    for when, placed_ in turn.events_on.get(move.to_square, ()))
-            or any(reply.move.to_square == move.to_square
-                   for s in fitting for reply in turn.replies_to(s).full(occupied))):
-        return False
-    if any(_reply_seen(turn, s, occupied, since) for s in fitting):
+    if occupied & stop:
+        events = turn.events_on.get(move.to_square, ())
+        if not any(not placed_ and when >= since for when, placed_ in events):
+            return False  # (still standing there)
+        if any(reply.move.to_square == move.to_square
+               for s in fitting for reply in turn.replies_to(s).full(occupied)):
+            # Lifted, and the opponent's piece that came down there took it; unless it came
+            # down a moment ago: set down or pushed onto it, it may be pushed on across it
+            # (a slide starts on the square next to its own): where it stops tells.
+            entered = next((when for when, placed_ in reversed(events) if placed_), NEVER)
+            if now - entered < CROSSING_HELD_US:
+                read_again(turn, entered + CROSSING_HELD_US)
+                return WAIT
+            return False
+    if any(_reply_seen(turn, s, occupied, since, now) for s in fitting):
         return False
     beyond = [shape for other in turn.seen
               if other is not match and other.shapes[0].move.from_square == move.from_square
@@ -705,11 +733,32 @@ def _reply_seen(turn: Turn, line: Shape, occupied: chess.Bitboard, since: int,
             if not (now - entered < CROSSING_HELD_US and _slid_from(
                     turn, chess.BB_KING_ATTACKS[square], entered)):
                 return True
+            if now != FOREVER:
+                read_again(turn, entered + CROSSING_HELD_US)  # (stopped, or gone on)
             continue
-        seen = events.get(reply.captured, ()) if reply.captured is not None else ()
+        if reply.captured is None:
+            continue
+        seen = events.get(reply.captured, ())
         if seen and seen[-1][0] >= since:
             return True
+        if now != FOREVER:
+            # His capture in hand, nothing seen on its square: a piece away HAND_IN_AIR
+            # came down, swapped faster than the switches (or he is thinking with it).
+            lifted = next((when for when, placed_ in reversed(events.get(
+                reply.move.from_square, ())) if not placed_), NEVER)
+            if lifted >= since:
+                if now - lifted >= HAND_IN_AIR_US:
+                    return True
+                read_again(turn, lifted + HAND_IN_AIR_US)
     return False
+
+
+def read_again(turn: Turn, when: int) -> None:
+    """Have the board read again at `when` (a reading waiting on time alone: a piece
+    that may be crossing a square, a piece that may still be in hand)."""
+    if turn.crossing is None or when < turn.crossing:
+        turn.crossing = when
+    turn.waiting_reply = True
 
 
 def answer(turn: Turn, ctx: Context) -> Answer | bool:
@@ -756,6 +805,17 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
                 return True
             else:
                 fitting = [s for s, verdict in zip(fitting, verdicts) if verdict != HAND]
+                if fitting and traceless(turn, match) and any(
+                        m is not match and (m.placed or placed(turn, m)) for m in turn.seen):
+                    # Nothing saw that capture, and the piece was seen standing on the
+                    # way: a reply under way (his piece lifted) may as well be his hand
+                    # taking the piece where it stood, and knocking one over. Only a reply
+                    # made answers the capture (a piece come down, a capture seen on its
+                    # square); until then, the board tells more.
+                    made = [s for s in fitting if _reply_seen(
+                        turn, s, ctx.occupied & ~leaving, since, ctx.t)]
+                    waiting = waiting or not made
+                    fitting = made
         if fitting:
             break
     else:
@@ -767,9 +827,14 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
     if chosen is ILLEGAL:
         return False
     if chosen is None:  # still undecided; the reply will tell
+        if not ctx.clock_in_use and not ctx.pressing and any(
+                _reply_seen(turn, s, ctx.occupied & ~leaving, cutoff, ctx.t) for s in fitting):
+            # His reply is made and nothing told the square: the move is complete all the
+            # same (no press will come), recorded as guessed, flagged, with the others.
+            return named_tuple(Answer, (match, fitting, cutoff, True))
         turn.ambiguous = Match(distinct(fitting), match.since, cutoff)
         return True
-    return named_tuple(Answer, (match, fitting, cutoff))
+    return named_tuple(Answer, (match, fitting, cutoff, False))
 
 
 # ---------------------------------------------------------------------- explaining the board
@@ -914,7 +979,7 @@ def reply_to_the_move_standing(turn: Turn, ctx: Context) -> Reading | None:
     leave_match(turn, ctx)  # (as explain would next, so it may go on from here)
     if len(turn.seen) > 1 and match not in turn.released:
         return None  # (another move shown may be likelier)
-    found = named_tuple(Answer, (match, [shape], match.left_at))
+    found = named_tuple(Answer, (match, [shape], match.left_at, False))
     return named_tuple(Reading, (True, False, found, False))
 
 

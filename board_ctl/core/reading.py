@@ -219,7 +219,7 @@ class TurnReading:
                 continue
             fitting = [s for s in match.shapes if infer.answers(turn, s, ctx.occupied)]
             if fitting:
-                return named_tuple(Answer, (match, fitting, match.left_at))
+                return named_tuple(Answer, (match, fitting, match.left_at, False))
         return None
 
     # ------------------------------------------------------------------ the model

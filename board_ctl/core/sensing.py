@@ -250,7 +250,7 @@ class Sensing:
         happened from then on is his (touches, raw events, a selector set)."""
         game = self.game
         carried = game.turn.split_at(answer.cutoff)
-        self.completion.commit(answer.fitting, answer.match.since)
+        self.completion.commit(answer.fitting, answer.match.since, guess=answer.guess)
         if game.result is None:
             turn = game.turn
             turn.adopt(carried, turn.position.occupied & ~game.occupied, t,
@@ -347,10 +347,14 @@ class Sensing:
         self.displaced.unexplained(t, emptied & ~own & ~turn.knocked_before)
 
     def crossing_over(self, when: int) -> None:
-        """A square read as crossed by a slid piece is still held: it was a stop."""
+        """A square read as crossed by a slid piece is still held: it was a stop (the
+        board read again where it waited for the reply to an unseen capture)."""
         turn = self.game.turn
         turn.crossing = None
         if self.game.result is None:
+            if turn.waiting_reply:  # (a reply read as slid on may have stopped: made)
+                self.explain(when)
+                return
             self._unexplained(when, stop=True)
 
     def knock_over(self, when: int) -> None:
