@@ -697,13 +697,15 @@ def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: che
         events = turn.events_on.get(move.to_square, ())
         if not any(not placed_ and when >= since for when, placed_ in events):
             return False  # (still standing there)
-        if any(reply.move.to_square == move.to_square
-               for s in fitting for reply in turn.replies_to(s).full(occupied)):
+        taking = [(s, reply) for s in fitting for reply in turn.replies_to(s).full(occupied)
+                  if reply.move.to_square == move.to_square]
+        if taking:
             # Lifted, and the opponent's piece that came down there took it; unless it came
-            # down a moment ago: set down or pushed onto it, it may be pushed on across it
-            # (a slide starts on the square next to its own): where it stops tells.
+            # down a moment ago and may be pushed on across it (set down or pushed onto it:
+            # a slide starts on the square next to its own): where it stops tells.
             entered = next((when for when, placed_ in reversed(events) if placed_), NEVER)
-            if now - entered < CROSSING_HELD_US:
+            if now - entered < CROSSING_HELD_US and any(
+                    _may_go_on(turn, s, reply) for s, reply in taking):
                 read_again(turn, entered + CROSSING_HELD_US)
                 return WAIT
             return False
@@ -719,19 +721,21 @@ def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: che
 
 
 def _reply_seen(turn: Turn, line: Shape, occupied: chess.Bitboard, since: int,
-                now: int = FOREVER) -> bool:
+                now: int = FOREVER, crossing: bool = True) -> bool:
     """Whether the board shows a reply to `line` made, seen: a piece put down, or a
     capture whose square saw events since `since` (a capture in hand looks made too).
-    A piece pushed onto its square (the one behind opening within SLIDE_GAP) less than
-    CROSSING_HELD before `now` may be crossing it, on its way elsewhere: not yet."""
+    A piece come down less than CROSSING_HELD before `now` on a square another of its
+    moves crosses, pushed onto it or set down on the first square of a slide, may yet be
+    pushed on: not yet (`crossing`: where the square it stops on matters)."""
     events = turn.events_on
     for reply in turn.replies_to(line).full(occupied):
         if reply.filled:
+            if not crossing:
+                return True
             square = reply.move.to_square
             entered = next((when for when, placed_ in reversed(events.get(square, ()))
                             if placed_), NEVER)
-            if not (now - entered < CROSSING_HELD_US and _slid_from(
-                    turn, chess.BB_KING_ATTACKS[square], entered)):
+            if now - entered >= CROSSING_HELD_US or not _may_go_on(turn, line, reply):
                 return True
             if now != FOREVER:
                 read_again(turn, entered + CROSSING_HELD_US)  # (stopped, or gone on)
@@ -751,6 +755,14 @@ def _reply_seen(turn: Turn, line: Shape, occupied: chess.Bitboard, since: int,
                     return True
                 read_again(turn, lifted + HAND_IN_AIR_US)
     return False
+
+
+def _may_go_on(turn: Turn, line: Shape, reply: Shape) -> bool:
+    """Whether the reply's piece, come down on its square, may be on its way further: a
+    square another of its moves (in reply to `line`) crosses."""
+    square = chess.BB_SQUARES[reply.move.to_square]
+    return any(transit(other) & square for other in turn.replies_to(line).moves_from(
+        chess.BB_SQUARES[reply.move.from_square]))
 
 
 def read_again(turn: Turn, when: int) -> None:
@@ -813,7 +825,7 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
                     # made answers the capture (a piece come down, a capture seen on its
                     # square); until then, the board tells more.
                     made = [s for s in fitting if _reply_seen(
-                        turn, s, ctx.occupied & ~leaving, since, ctx.t)]
+                        turn, s, ctx.occupied & ~leaving, since, ctx.t, crossing=False)]
                     waiting = waiting or not made
                     fitting = made
         if fitting:
@@ -828,7 +840,8 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
         return False
     if chosen is None:  # still undecided; the reply will tell
         if not ctx.clock_in_use and not ctx.pressing and any(
-                _reply_seen(turn, s, ctx.occupied & ~leaving, cutoff, ctx.t) for s in fitting):
+                _reply_seen(turn, s, ctx.occupied & ~leaving, cutoff, ctx.t, crossing=False)
+                for s in fitting):
             # His reply is made and nothing told the square: the move is complete all the
             # same (no press will come), recorded as guessed, flagged, with the others.
             return named_tuple(Answer, (match, fitting, cutoff, True))

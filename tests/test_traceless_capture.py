@@ -1,0 +1,118 @@
+"""A capture that left no trace: no raw event on the victim's square, nothing taken first,
+nothing pushed off. Only a swap faster than the switches makes one, so it is the least
+likely reading of a turn without a clock: where the piece was seen standing on the way
+(a placement released, or a square a slide stopped on), the opponent's hand lifting that
+piece to take it is likelier than the piece going on unseen, and only a reply made (a
+piece come down, a capture seen on its square, a piece away longer than a hand carries
+one) answers the capture. Where nothing tells which of two captures it was, the reply
+made completes the move all the same, recorded as a flagged guess.
+
+Found on games the corpus does not hold (`tests/data/heldout/`, Stockfish at skill 8
+from random openings), rendered by the simulator's handling behaviours."""
+
+from __future__ import annotations
+
+import chess
+import chess.pgn
+import pytest
+from pathlib import Path
+from script import play
+
+# White: Qb6 (Qc7 next), Nb5, pawns a4 d4 e3 g3 e2, Bf3, Kg2; Black: Qc4 (takes on c7,
+# could have taken d4 or b5), Rh6 (Qxh6 from b6: the capture nobody saw).
+QUEEN_TAKEN_WHERE_IT_STOOD = "5bk1/8/1Q5r/1N3p2/P1qP4/4PBP1/4P1K1/8 w - - 1 44"
+
+
+@pytest.mark.parametrize("knocked_to", ["d3", "c3", "e4", "e5"])
+@pytest.mark.parametrize("stood", [0.4, 1.2, 2.5])
+@pytest.mark.parametrize("victim_first", [True, False])
+def test_a_piece_taken_where_it_stood_with_a_piece_knocked_is_no_move_changed(
+        knocked_to: str, stood: float, victim_first: bool) -> None:
+    # (knocked-restored-quickly, held-out game 12) Qb6-c7 stands; Black's hand takes it
+    # (victim first or queen first) and knocks the d4 pawn over, then puts it back. Not
+    # Qxh6 (the queen moved on from c7 to a rook nobody saw taken: a move-changed alert).
+    take = "-c7 @0.6 -c4" if victim_first else "-c4 @0.6 -c7"
+    out = play(f"-b6 @0.8 +c7 ~{stood} {take} @0.09 -d4 @0.05 +{knocked_to} @0.3 +c7 "
+               f"@0.4 -{knocked_to} @0.09 +d4 ~1.5 -c7 @0.3 -b5 @0.6 +c7 ~1",
+               QUEEN_TAKEN_WHERE_IT_STOOD)
+    assert out.sans == ["Qc7", "Qxc7", "Nxc7"]
+    assert out.alerts == []
+
+
+# Black: Qe7 (slid to c5, where it stops: the diagonal goes on to a3, a pawn nobody saw
+# taken); White: Qc3 takes it, slid c3-c4-c5; Black: Bb6 takes back.
+QUEEN_SLID_TO_A_STOP = "3r4/pk2q2r/1bp1bp2/4P2p/p4BpP/P1Q3P1/1PPN4/2KR3R b - - 0 27"
+
+
+@pytest.mark.parametrize("standing", [0.15, 0.35, 0.58])
+@pytest.mark.parametrize("overlap", [False, True])
+@pytest.mark.parametrize("recapture", [
+    "-c5 ~1.1 +c4 @0.011 -c3 @0.34 +c5 @0.003 -c4",  # taken first, the queen slid in
+    "-c5 ~0.5 -c3 @0.2 +c4 @0.3 -c4 @0.012 +c5",  # taken first, set down on c4, slid on
+    "-c5 @0.4 -c3 @0.5 +c5",  # taken first, the queen carried
+])
+def test_a_slide_stopped_and_taken_there_is_the_stop(standing: float, overlap: bool,
+                                                     recapture: str) -> None:
+    # (slow-slide, held-out game 3) Qe7 pushed over d6 onto c5, where it stays; White
+    # takes it there. Not Qxa3 (the queen gone on to a pawn nobody saw taken, a3 never
+    # changing) answered by Qc4, the white queen crossing c4 on its way.
+    slide = ("-e7 @0.06 +d6 @0.35 +c5 @0.024 -d6" if overlap
+             else "-e7 @0.06 +d6 @0.35 -d6 @0.03 +c5")
+    out = play(f"{slide} @{standing} {recapture} ~2 -c5 @0.3 -b6 @0.5 +c5 ~1",
+               QUEEN_SLID_TO_A_STOP)
+    assert out.sans == ["Qc5", "Qxc5", "Bxc5"]
+    assert out.alerts == []
+
+
+# Rd1 can take d5 or a1; neither square ever changes.
+TWO_UNSEEN_CAPTURES = "4k3/7p/8/3p4/8/8/7P/p2RK3 w - - 0 1"
+
+
+@pytest.mark.parametrize("reply, reply_san", [("-e8 +f8", "Kf8"), ("-e8 +e7", "Ke7"),
+                                              ("-h7 +h5", "h5")])
+def test_a_capture_nobody_could_tell_is_completed_by_the_reply_as_a_flagged_guess(
+        reply: str, reply_san: str) -> None:
+    # Without a clock no press will come: the reply made completes the move. It stalled
+    # before (the capture undecided for ever, the reply and every move after unread).
+    out = play(f"-d1 ~1.5 {reply} ~1.5 -h2 +h3 ~1.5", TWO_UNSEEN_CAPTURES)
+    assert out.sans[1:] == [reply_san, "h3"]
+    (first, *_) = out.lines("move")
+    assert sorted(first["uncertain"]) == ["d1a1", "d1d5"]
+    assert first["uci"] == first["uncertain"][0]
+    assert "capture square not seen" in out.record.pgn_text()
+
+
+def test_a_reply_legal_after_one_capture_only_tells_it() -> None:
+    # Kd7 is no legal reply to Rxd5 (the rook on d5 guards d7): the capture was on a1.
+    out = play("-d1 ~1.5 -e8 +d7 ~1.5 -h2 +h3 ~1.5", TWO_UNSEEN_CAPTURES)
+    assert out.sans == ["Rxa1", "Kd7", "h3"]
+    assert all("uncertain" not in move for move in out.lines("move"))
+
+
+HELD_OUT = Path(__file__).parent / "data" / "heldout" / "stockfish-skill8-24.pgn"
+
+
+def held_out() -> list[chess.pgn.Game]:
+    games = []
+    with HELD_OUT.open(encoding="utf-8") as stream:
+        while (game := chess.pgn.read_game(stream)) is not None:
+            games.append(game)
+    return games
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("behaviour", ["knocked-restored-quickly", "slow-slide"])
+def test_held_out_games_are_read_right(behaviour: str) -> None:
+    # Every held-out game with the seeds that misread it (and the next ones): each log
+    # exact, with the right alerts.
+    from bench_recognition import judge, replay
+    from board_ctl.simulate import render_behaviour
+
+    wrong = []
+    for index, game in enumerate(held_out()):
+        for seed in (4242 + index, 4242 + index + 200_006, 777 + index):
+            rendered = render_behaviour(game, behaviour, seed=seed, use_clock=False)
+            verdict = judge(rendered, replay(rendered))
+            if not verdict.correct:
+                wrong.append((index, seed, verdict))
+    assert wrong == []
