@@ -693,6 +693,10 @@ def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: che
     move = match.shapes[0].move
     stop = chess.BB_SQUARES[move.to_square]
     since = match.left_at
+    beyond = [shape for other in turn.seen
+              if other is not match and other.shapes[0].move.from_square == move.from_square
+              and not (other.placed or placed(turn, other))
+              for shape in other.shapes if shape.captured is not None and transit(shape) & stop]
     if occupied & stop:
         events = turn.events_on.get(move.to_square, ())
         if not any(not placed_ and when >= since for when, placed_ in events):
@@ -703,18 +707,15 @@ def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: che
             # Lifted, and the opponent's piece that came down there took it; unless it came
             # down a moment ago and may be pushed on across it (set down or pushed onto it:
             # a slide starts on the square next to its own): where it stops tells.
+            # (Across the stop: where the mover's piece went on, the square is free.)
             entered = next((when for when, placed_ in reversed(events) if placed_), NEVER)
             if now - entered < CROSSING_HELD_US and any(
-                    _may_go_on(turn, s, reply) for s, reply in taking):
+                    _may_go_on(turn, line, reply) for line in beyond for _, reply in taking):
                 read_again(turn, entered + CROSSING_HELD_US)
                 return WAIT
             return False
     if any(_reply_seen(turn, s, occupied, since, now) for s in fitting):
         return False
-    beyond = [shape for other in turn.seen
-              if other is not match and other.shapes[0].move.from_square == move.from_square
-              and not (other.placed or placed(turn, other))
-              for shape in other.shapes if shape.captured is not None and transit(shape) & stop]
     if not beyond:
         return False
     return True if any(_reply_seen(turn, s, occupied, since, now) for s in beyond) else WAIT
