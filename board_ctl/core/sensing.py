@@ -292,9 +292,11 @@ class Sensing:
     def _still_displaced(self) -> bool:
         """Whether pieces found displaced are still away, though the board reads as the
         game or a move under way: those displaced before the turn, or those the open
-        mismatch alert asks to put back (7.4: it clears when they are)."""
+        mismatch alert asks to put back (7.4: it clears when they are). (A piece of the
+        side to move lifted before his turn began, as in blitz, is his move under way.)"""
         turn = self.game.turn
-        away = turn.displaced
+        board = turn.position.board
+        away = turn.displaced & ~board.occupied_co[board.turn]
         alert = self.out.alerts.get("position-mismatch")
         if alert is not None:
             for square in alert.squares:
