@@ -138,3 +138,22 @@ def test_held_out_games_are_read_right(behaviour: str, clock: bool) -> None:
             if not verdict.correct:
                 wrong.append((index, seed, verdict))
     assert wrong == []
+
+
+# Black: Bg3 takes h4 unseen; White: Nd5-f6+ pushed along a leg of its L, whose first
+# square the bishop could also have gone to.
+KNIGHT_SLID_AFTER_AN_UNSEEN_CAPTURE = "rn2k2r/pp2np2/6p1/2pN2Pp/7P/3B1Pb1/PPP5/R1B2KNR b kq - 2 13"
+
+
+@pytest.mark.parametrize("leg", [("d6", "e6"), ("e5", "f5")])
+@pytest.mark.parametrize("overlap", [0.005, 0.02, 0.05])
+@pytest.mark.parametrize("think", [1.0, 4.2])
+def test_a_reply_pushed_onto_a_square_the_capturing_piece_could_reach_is_the_reply(
+        leg: tuple[str, str], overlap: float, think: float) -> None:
+    # (slow-slide, corpus game 222, seed 31559) the knight closes d6 before its own
+    # square opens: not Bd6 (the bishop put down that very moment, 4 s after its lift)
+    first, second = leg
+    out = play(f"-g3 ~{think} +{first} @{overlap} -d5 @0.35 +{second} @0.01 -{first} "
+               f"@0.35 +f6 @0.005 -{second} ~2 -e8 +f8 ~1", KNIGHT_SLID_AFTER_AN_UNSEEN_CAPTURE)
+    assert out.sans == ["Bxh4", "Nf6+", "Kf8"]
+    assert out.alerts == []

@@ -1005,7 +1005,16 @@ def answering(turn: Turn, ctx: Context) -> bool:
     leaving = ctx.leaving & board.occupied_co[not board.turn]
     if leaving and ctx.changing is not None:
         leaving &= chess.BB_KING_ATTACKS[ctx.changing]
-    return bool(leaving and any(placed(turn, m) for m in turn.seen))
+    if not leaving:
+        return False
+    if any(placed(turn, m) for m in turn.seen):
+        return True
+    # Without a clock, the mover's piece still in hand after a capture that left no trace
+    # (the move the board shows): a piece come down beside his as it opened, within
+    # SLIDE_GAP, is his pushed across, not the mover's put down that very moment.
+    return (not ctx.clock_in_use and ctx.changing is not None
+            and any(traceless(turn, m) for m in turn.seen)
+            and _slid_from(turn, leaving, ctx.t))
 
 
 def still_standing(turn: Turn, match: Match) -> bool:
