@@ -157,3 +157,25 @@ def test_a_reply_pushed_onto_a_square_the_capturing_piece_could_reach_is_the_rep
                f"@0.35 +f6 @0.005 -{second} ~2 -e8 +f8 ~1", KNIGHT_SLID_AFTER_AN_UNSEEN_CAPTURE)
     assert out.sans == ["Bxh4", "Nf6+", "Kf8"]
     assert out.alerts == []
+
+
+# White: Bc8-d7; its hand knocks Black's Nc6 over, onto another square beside it.
+BISHOP_BESIDE_A_KNOCKED_KNIGHT = "2B5/1p6/pkn5/5R1p/8/1PK5/2P4r/8 w - - 11 44"
+
+
+@pytest.mark.parametrize("fell", ["b5", "d5", "d6", "c7"])
+@pytest.mark.parametrize("landed_first", [True, False])
+@pytest.mark.parametrize("clock", [False, True])
+def test_a_knocked_piece_falls_where_the_moving_piece_could_not_go(
+        fell: str, landed_first: bool, clock: bool) -> None:
+    # (knocked-restored-quickly, corpus game 243, seed 31580) the bishop lands on d7, a
+    # square beside the knight, 74 ms before the knight comes down on b5: the knight fell
+    # on b5, not on d7 (then Bd7 was no move, and the board read Bxb7 unseen, answered by
+    # a knight crossing d7)
+    down = f"+d7 @0.07 +{fell}" if landed_first else f"+{fell} @0.07 +d7"
+    press, reply_press = ("Cw", "Cb") if clock else ("", "")
+    out = play(f"-c8 @0.54 -c6 @0.08 {down} @0.3 {press} @0.6 -{fell} @0.13 +c6 ~2 "
+               f"-a6 +a5 {reply_press} ~1", BISHOP_BESIDE_A_KNOCKED_KNIGHT,
+               time_control="300+2" if clock else None)
+    assert out.sans == ["Bd7", "a5"]
+    assert out.alerts == []
