@@ -179,3 +179,23 @@ def test_a_knocked_piece_falls_where_the_moving_piece_could_not_go(
                time_control="300+2" if clock else None)
     assert out.sans == ["Bd7", "a5"]
     assert out.alerts == []
+
+
+# Black: Ne2-d4 (it could take c3 or f4); its hand knocks White's Nc3 onto b4.
+KNIGHT_KNOCKS_A_PIECE_IT_COULD_TAKE = "4k3/1q4p1/p2bp2r/1pp2p1p/5N1P/P1NP4/1PPBn2K/R4R2 b - - 1 23"
+
+
+@pytest.mark.parametrize("in_hand_at_press", [True, False])
+@pytest.mark.parametrize("fell_first", [True, False])
+def test_a_piece_knocked_that_the_move_could_have_taken_is_no_reply_at_the_press(
+        in_hand_at_press: bool, fell_first: bool) -> None:
+    # (knocked-restored-quickly, corpus game 177, seed 31514) at the press the knocked
+    # knight is in the hand putting it back: not Nxf4 unseen, answered by White's knight
+    # crossing d4 (the piece knocked over was left out as a victim of Nxc3, another move)
+    down = "+b4 @0.44 +d4" if fell_first else "+d4 @0.1 +b4"
+    restore = ("@0.3 -b4 @0.025 Cb @0.15 +c3" if in_hand_at_press
+               else "@0.3 Cb @0.3 -b4 @0.15 +c3")
+    out = play(f"-e2 @0.29 -c3 @0.16 {down} {restore} ~2 -a3 +a4 Cw ~1",
+               KNIGHT_KNOCKS_A_PIECE_IT_COULD_TAKE, time_control="300+2")
+    assert out.sans == ["Nd4", "a4"]
+    assert out.alerts == []

@@ -794,10 +794,11 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
             fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied & ~leaving)]
         if fitting and ctx.pressing and not match.placed and not placed(turn, match):
             # At the press: no reply in what the hand carrying the piece knocked over.
-            position = turn.position
-            victims = _victims(match)
+            # (each capture's own victim aside: another's may be the piece knocked over)
+            position, bb = turn.position, chess.BB_SQUARES
             fitting = [s for s in fitting if knocked_only(
-                turn, s, s.after(position.occupied) & ~ctx.occupied & ~victims,
+                turn, s, s.after(position.occupied) & ~ctx.occupied & ~(
+                    bb[s.captured] if s.captured is not None else 0),
                 ctx.occupied & ~s.after(position.occupied), ctx.t, pressed=True) is None]
         if fitting and not ctx.clock_in_use:
             went_on = went_on_unseen(turn, match, fitting, ctx.occupied, ctx.t)
