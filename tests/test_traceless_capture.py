@@ -219,6 +219,7 @@ def test_a_capture_seen_landing_is_the_move_the_reply_must_answer(landing: str,
     assert out.alerts == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("behaviour, index, seed, clock", [
     ("slow-slide", 222, 31559, False),
     ("knocked-restored-quickly", 243, 31580, False),
