@@ -787,16 +787,17 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
     waiting = False
     leaving = ctx.leaving
     for match in likeliest(turn):
-        shapes = match.shapes
-        if len(shapes) > 1 and not match.placed:
-            # Captures: the piece seen landing on one victim's square tells which; the
-            # opponent's reply answers that one, or the move is not answered yet.
-            shapes = landings(turn, match) or shapes
-        fitting = [s for s in shapes if answers(turn, s, ctx.occupied)]
+        fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied)]
         if leaving and fitting:
             # A lift still settling: a slid piece may have closed the next square before
             # leaving its own. Read the reply seen with that square empty, as it is.
-            fitting = [s for s in shapes if answers(turn, s, ctx.occupied & ~leaving)]
+            fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied & ~leaving)]
+        if fitting and len(match.shapes) > 1 and not match.placed:
+            # Captures: the piece seen landing on one victim's square tells which; the
+            # opponent's reply answers that one, or the move is not answered yet.
+            landed = landings(turn, match)
+            if landed:
+                fitting = [s for s in fitting if s in landed]
         if fitting and ctx.pressing and not match.placed and not placed(turn, match):
             # At the press: no reply in what the hand carrying the piece knocked over.
             # (each capture's own victim aside: another's may be the piece knocked over)
