@@ -793,11 +793,13 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
             # leaving its own. Read the reply seen with that square empty, as it is.
             fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied & ~leaving)]
         if fitting and len(match.shapes) > 1 and not match.placed:
-            # Captures: the piece seen landing on one victim's square tells which; the
-            # opponent's reply answers that one, or the move is not answered yet.
-            landed = landings(turn, match)
-            if landed:
-                fitting = [s for s in fitting if s in landed]
+            # Captures: where the sensors tell which (the piece seen landing on a victim's
+            # square, a victim taken first), the opponent's reply answers that one, or the
+            # move is not answered yet. (Two victims a push-off ties tell neither.)
+            told = choose(turn, match.shapes, match.left_at if match.left_at is not None
+                          else FOREVER)
+            if isinstance(told, Shape):
+                fitting = [s for s in fitting if s.move.to_square == told.move.to_square]
         if fitting and ctx.pressing and not match.placed and not placed(turn, match):
             # At the press: no reply in what the hand carrying the piece knocked over.
             # (each capture's own victim aside: another's may be the piece knocked over)
