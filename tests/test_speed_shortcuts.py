@@ -7,6 +7,8 @@
 - A position counts en passant possible only with a pawn of the mover's beside the en
   passant square (`Position.en_passant`; python-chess keeps the square after every
   double step): when it says no, no legal move empties a square of the opponent's.
+- The watch on a game ended by a move left standing (`MovedOn`) copies the board with its
+  last move only, not the whole game: it reads the same as from a copy of everything.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from board_ctl.core import inference
 from board_ctl.core.position import Position
 from board_ctl.core.profiles import PROFILES
 from board_ctl.core.referee import Referee
+from board_ctl.core.rules.completed import MovedOn
 from board_ctl.core.shapes import shape_of
 from board_ctl.sensorlog import read_sensor_log
 from board_ctl.simulate import RenderStyle, render_game
@@ -109,3 +112,28 @@ def test_en_passant_is_counted_possible_only_beside_a_pawn() -> None:
             board.push(move)
             if board.ep_square is not None:
                 check_en_passant(board)
+
+
+def test_the_moved_on_watch_reads_as_from_the_whole_game() -> None:
+    """Every ply of real games (castling, promotions, checks and mates among them), the
+    board sensed as it stands and with the moved piece in hand: the watch holds what the
+    position before the last move, copied with all its history, says."""
+    checked = 0
+    for game in corpus()[::40]:
+        board = game.board()
+        for move in game.mainline_moves():
+            board.push(move)
+            before = board.copy()  # (the long way: the whole game)
+            last = before.pop()
+            for sensed in (board.occupied, board.occupied & ~chess.BB_SQUARES[last.to_square]):
+                watch = MovedOn(board, sensed)
+                targets = () if before.is_castling(last) else {
+                    m.to_square for m in before.legal_moves if m.from_square == last.from_square
+                    and not sensed & chess.BB_SQUARES[m.to_square]}
+                assert (watch.mover, watch.san, watch.to_square, watch.in_hand, watch.moved_on) == (
+                    before.turn, before.san(last), last.to_square,
+                    sensed & ~chess.BB_SQUARES[last.to_square],
+                    {watch.in_hand | chess.BB_SQUARES[s]: s for s in targets}), board.fen()
+                checked += 1
+            assert len(board.move_stack) == len(before.move_stack) + 1  # (left as it was)
+    assert checked > 1000
