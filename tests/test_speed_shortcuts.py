@@ -7,6 +7,10 @@
 - A position counts en passant possible only with a pawn of the mover's beside the en
   passant square (`Position.en_passant`; python-chess keeps the square after every
   double step): when it says no, no legal move empties a square of the opponent's.
+- The clock goes over for a move with no clock's times reported (every move without a
+  clock, most with one) in one step (`Completion._switch_clock`): replayed with the long
+  way (`GameClock.switch`, the times checked) in its place, real games give the very same
+  effects.
 - The watch on a game ended by a move left standing (`MovedOn`) copies the board with its
   last move only, not the whole game: it reads the same as from a copy of everything.
 """
@@ -19,6 +23,8 @@ import chess
 import pytest
 
 from board_ctl.core import inference
+from board_ctl.core.completion import Completion
+from board_ctl.core.gameclock import Switched
 from board_ctl.core.position import Position
 from board_ctl.core.profiles import PROFILES
 from board_ctl.core.referee import Referee
@@ -137,3 +143,36 @@ def test_the_moved_on_watch_reads_as_from_the_whole_game() -> None:
                 checked += 1
             assert len(board.move_stack) == len(before.move_stack) + 1  # (left as it was)
     assert checked > 1000
+
+
+def switch_clock_the_long_way(self: Completion, mover: chess.Color, t: int) -> Switched:
+    """`Completion._switch_clock` with no step skipped: every move through
+    `GameClock.switch`, its fault and trust looked at."""
+    press, game_clock = self.press, self.game_clock
+    at = press.at if press.at is not None else t
+    if game_clock.now > at:
+        at = game_clock.now
+    reported, press.reported = press.reported, None
+    if reported is not None and reported[0] != press.at:
+        reported = None
+    switched = game_clock.switch(mover, at, reported)
+    when = reported[0] if reported is not None else at
+    if switched.fault is not None and "clock-fault" not in self.out.alerts:
+        self.out.raise_(when, switched.fault)
+    elif switched.trusted:
+        self.out.clear(when, "clock-fault")
+    return switched
+
+
+def test_the_clock_switch_without_times_reads_as_the_long_way(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    logs = renderings(slice(2, 317, 79)) + [
+        (render_game(game, seed=i).jsonl(), False)  # (with clock presses)
+        for i, game in enumerate(corpus()[5:317:79])]
+    fast = [effects(text, release) for text, release in logs]
+    monkeypatch.setattr(Completion, "_switch_clock", switch_clock_the_long_way)
+    slow = [effects(text, release) for text, release in logs]
+    for a, b in zip(fast, slow):
+        assert a == b, next((x, y) for x, y in zip(a, b) if x != y)
+    assert sum(e.startswith("MoveMade") for log in fast for e in log) > 300
+
