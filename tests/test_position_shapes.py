@@ -146,11 +146,12 @@ FILTERED = [
 ]
 
 
-def check_moves_by_square(board: chess.Board) -> None:
+def check_moves_by_square(board: chess.Board, position: Position | None = None) -> None:
     """`Position`'s moves of each square are python-chess's legal generation's, the same
     moves in the same order (its shortcut skips the look at checks and pins where no
     move can fail it)."""
-    position = Position(board.copy(stack=False))
+    if position is None:
+        position = Position(board.copy(stack=False))
     for square in chess.SQUARES:
         expected = list(board.generate_legal_moves(from_mask=chess.BB_SQUARES[square]))
         assert position._moves_of(square) == expected, (board.fen(), chess.square_name(square))
@@ -179,3 +180,44 @@ def test_moves_by_square_in_random_games(seed: int) -> None:
         if not moves:
             break
         board.push(rng.choice(moves))
+
+
+def check_told_in_check(board: chess.Board, move: chess.Move) -> None:
+    """The position after `move`, told whether it is in check by the SAN's suffix (as the
+    referee makes it after each move), generates python-chess's moves, square by square."""
+    after = board.copy(stack=False)
+    san = after.san_and_push(move)
+    assert (san[-1] in "+#") == after.is_check(), (board.fen(), san)
+    check_moves_by_square(after, Position(after.copy(stack=False), in_check=san[-1] in "+#"))
+
+
+def test_a_position_told_in_check_by_the_san_in_real_games() -> None:
+    """Every move of some real games (checks and mates among them), and every move of the
+    positions where python-chess's legality filter drops moves."""
+    for game in corpus()[::50]:
+        board = game.board()
+        for move in game.mainline_moves():
+            if board.gives_check(move) or board.ply() % 5 == 0:
+                check_told_in_check(board, move)
+            board.push(move)
+    for fen in FILTERED + SPECIAL:
+        board = chess.Board(fen)
+        for each in (board, board.mirror()):
+            for move in each.legal_moves:
+                check_told_in_check(each, move)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_a_position_told_in_check_by_the_san_in_random_games(seed: int) -> None:
+    rng = random.Random(seed)
+    board = chess.Board()
+    for _ in range(rng.randrange(0, 160)):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        checking = [m for m in moves if board.gives_check(m)]
+        move = rng.choice(checking if checking and rng.random() < 0.5 else moves)
+        if rng.random() < 0.3 or board.gives_check(move):
+            check_told_in_check(board, move)
+        board.push(move)

@@ -11,6 +11,8 @@
   clock, most with one) in one step (`Completion._switch_clock`): replayed with the long
   way (`GameClock.switch`, the times checked) in its place, real games give the very same
   effects.
+- Each move's new position is told whether it is in check by the move's SAN (`+`, `#`),
+  not by asking python-chess again: it is what python-chess says.
 - The watch on a game ended by a move left standing (`MovedOn`) copies the board with its
   last move only, not the whole game: it reads the same as from a copy of everything.
 """
@@ -176,3 +178,19 @@ def test_the_clock_switch_without_times_reads_as_the_long_way(
         assert a == b, next((x, y) for x, y in zip(a, b) if x != y)
     assert sum(e.startswith("MoveMade") for log in fast for e in log) > 300
 
+
+def test_each_moves_position_is_told_in_check_as_python_chess_says() -> None:
+    """Real games rendered, with and without a clock: after every event the turn's
+    position, where it knows whether it is in check, knows it right."""
+    told = 0
+    for i, game in enumerate(corpus()[3:317:53]):
+        for style in (RenderStyle(), RenderStyle(use_clock=False)):
+            log = read_sensor_log(render_game(game, seed=i, style=style).jsonl().splitlines())
+            referee = Referee(log.start.fen, PROFILES["fide"])
+            for event in log.events:
+                referee.feed(event)
+                position = referee.game.turn.position
+                if position._in_check is not None:
+                    assert position._in_check == position.board.is_check(), position.board.fen()
+                    told += position._in_check
+    assert told > 20  # (positions in check were among them)

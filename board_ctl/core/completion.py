@@ -493,7 +493,8 @@ class Completion:
                 out.note(*offer)
         press.decision = None
         # (the position a reply was read in is this one: its work is kept)
-        turn = self.game.turn = Turn(Position(board, like=reply), t)
+        # (in check or not: the SAN's suffix says, python-chess having looked to write it)
+        turn = self.game.turn = Turn(Position(board, like=reply, in_check=san[-1] in "+#"), t)
         if others:  # (the squares of each reading blink until the board next changes)
             turn.asking = tuple(sorted({s.move.to_square for s in (shape, *others)
                                         if s.move}))

@@ -28,8 +28,11 @@ class Position:
     __slots__ = ("board", "occupied", "en_passant", "_by_move", "_full", "_from", "_to",
                  "_has_moves", "_in_check")
 
-    def __init__(self, board: chess.Board, like: Position | None = None) -> None:
-        """`like`: the same position, already worked on (a reply read on a copy)."""
+    def __init__(self, board: chess.Board, like: Position | None = None,
+                 in_check: bool | None = None) -> None:
+        """`like`: the same position, already worked on (a reply read on a copy);
+        `in_check`: whether the side to move is in check, when already known (the SAN of
+        the move that led here says it: its `+` or `#`)."""
         self.board = board
         self.occupied = board.occupied
         # Whether a pawn of the mover stands where it could take en passant (python-chess
@@ -44,11 +47,12 @@ class Position:
         self._from: dict[chess.Square, list[chess.Move]] = {}
         self._to: dict[chess.Square, list[chess.Move]] = {}
         self._has_moves: bool | None = None
-        self._in_check: bool | None = None
+        self._in_check = in_check
         if like is not None:
             self._by_move, self._full, self._from = like._by_move, like._full, like._from
             self._to, self._has_moves = like._to, like._has_moves
-            self._in_check = like._in_check
+            if like._in_check is not None:
+                self._in_check = like._in_check
 
     def moves_from(self, mask: chess.Bitboard) -> Iterator[Shape]:
         """Legal moves from these squares (cached square by square: the board asks often)."""
