@@ -95,11 +95,16 @@ class Position:
             in_check = self._in_check = board.is_check()
         if not in_check and not (self.en_passant and board.pawns & bit):
             moves = board.generate_pseudo_legal_moves(from_mask=bit)
-            if board.king(board.turn) == square:
-                them, attacked = not board.turn, board.is_attacked_by
-                return [move for move in moves
-                        if board.is_castling(move) or not attacked(them, move.to_square)]
-            if not board.kings & bit and not board.is_pinned(board.turn, square):
+            if board.kings & bit:
+                if not board.occupied_co[board.turn] & bit:
+                    return []  # (the opponent's king: no move of the side to move)
+                # Its steps to squares not attacked; castling (`is_castling`: a move of more
+                # than a step, or onto its own rook), checked as it is generated, kept.
+                them, attacked, bb = not board.turn, board.is_attacked_by, chess.BB_SQUARES
+                castling = ~chess.BB_KING_ATTACKS[square] | board.occupied_co[board.turn]
+                return [move for move in moves if castling & bb[move.to_square]
+                        or not attacked(them, move.to_square)]
+            if not board.is_pinned(board.turn, square):
                 return list(moves)
         return list(board.generate_legal_moves(from_mask=bit))
 
