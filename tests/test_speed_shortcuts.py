@@ -13,6 +13,8 @@
   effects.
 - Each move's new position is told whether it is in check by the move's SAN (`+`, `#`),
   not by asking python-chess again: it is what python-chess says.
+- A new turn takes over the opponent's reply begun (`Turn.adopt`) in one step when it is
+  one piece lifted: the same touches and events as the long way (`Turn._adopt`).
 - The watch on a game ended by a move left standing (`MovedOn`) copies the board with its
   last move only, not the whole game: it reads the same as from a copy of everything.
 """
@@ -23,6 +25,8 @@ import itertools
 
 import chess
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from board_ctl.core import inference
 from board_ctl.core.completion import Completion
@@ -32,6 +36,7 @@ from board_ctl.core.profiles import PROFILES
 from board_ctl.core.referee import Referee
 from board_ctl.core.rules.completed import MovedOn
 from board_ctl.core.shapes import shape_of
+from board_ctl.core.turn import Carried, Turn
 from board_ctl.sensorlog import read_sensor_log
 from board_ctl.simulate import RenderStyle, render_game
 from corpus import corpus
@@ -194,3 +199,55 @@ def test_each_moves_position_is_told_in_check_as_python_chess_says() -> None:
                     assert position._in_check == position.board.is_check(), position.board.fen()
                     told += position._in_check
     assert told > 20  # (positions in check were among them)
+
+
+
+SQUARES_NEAR = st.sampled_from([chess.E2, chess.E4, chess.D7, chess.D5, chess.G1, chess.H2])
+RAW = st.lists(st.tuples(st.integers(0, 400_000), st.booleans()), min_size=1,
+               max_size=4).map(sorted)
+WHEN = st.integers(0, 400_000)
+SELECTIONS = st.lists(st.tuples(WHEN, st.sampled_from([2, 5])), max_size=1)
+
+
+RARELY = st.sampled_from([False, False, False, True])  # (each way off the common case)
+
+
+@settings(max_examples=400, deadline=None)
+@given(data=st.data(), square=SQUARES_NEAR, after_e4=st.booleans())
+def test_a_reply_begun_is_adopted_as_the_long_way(data: st.DataObject, square: chess.Square,
+                                                 after_e4: bool) -> None:
+    """Records carried over: one piece lifted (its square's events, its touch; occupied or
+    not), and all near it: another square's events or touch, pieces held, selector
+    settings, a turn that saw events already."""
+    events = {square: data.draw(RAW)}
+    touched = [(data.draw(WHEN), square)]
+    more = data.draw(st.sampled_from(["none", "none", "more", "others"]))
+    if more != "none":  # (other squares' events too, or only theirs)
+        others = data.draw(st.dictionaries(SQUARES_NEAR, RAW, min_size=1, max_size=2))
+        events = {**events, **others} if more == "more" else others
+    if data.draw(RARELY):
+        touched = data.draw(st.lists(st.tuples(WHEN, SQUARES_NEAR), max_size=2))
+    held = data.draw(st.sampled_from([0, chess.BB_SQUARES[square]]))
+    if data.draw(RARELY):
+        for lifted in data.draw(st.sets(SQUARES_NEAR, max_size=2)):
+            held |= chess.BB_SQUARES[lifted]
+    selections = data.draw(SELECTIONS) if data.draw(RARELY) else []
+    own_selections = data.draw(SELECTIONS) if data.draw(RARELY) else []
+    had_events = data.draw(RARELY)
+    board = chess.Board()
+    if after_e4:
+        board.push_san("e4")
+    turns = []
+    for _ in range(2):
+        turn = Turn(Position(board), 1_000_000)
+        turn.selections = list(own_selections)
+        if had_events:
+            turn.events_on = {chess.A7: [(500_000, False)]}
+        carried = Carried({sq: list(seen) for sq, seen in events.items()}, list(touched),
+                          list(selections))
+        turns.append((turn, carried))
+    (fast, carried_fast), (slow, carried_slow) = turns
+    fast.adopt(carried_fast, held, 450_000, 100_000)
+    slow._adopt(carried_slow, held, 450_000, 100_000)
+    assert (fast.touched, fast.events_on, fast.selections) == (
+        slow.touched, slow.events_on, slow.selections)
