@@ -15,6 +15,8 @@
   not by asking python-chess again: it is what python-chess says.
 - A new turn takes over the opponent's reply begun (`Turn.adopt`) in one step when it is
   one piece lifted: the same touches and events as the long way (`Turn._adopt`).
+- A LED frame that lights nothing is built directly (`Outbox.quiet_frame`): it is
+  `nothing_lit`'s frame, shown exactly when it differs from the last one shown.
 - The watch on a game ended by a move left standing (`MovedOn`) copies the board with its
   last move only, not the whole game: it reads the same as from a copy of everything.
 """
@@ -37,6 +39,10 @@ from board_ctl.core.referee import Referee
 from board_ctl.core.rules.completed import MovedOn
 from board_ctl.core.shapes import shape_of
 from board_ctl.core.turn import Carried, Turn
+from board_ctl.core.effects import Alert, GameOver, LedFrame, MoveMade, Note
+from board_ctl.core.leds import SquareLight, nothing_lit
+from board_ctl.core.outbox import Outbox
+from board_ctl.core.timebase import seconds
 from board_ctl.sensorlog import read_sensor_log
 from board_ctl.simulate import RenderStyle, render_game
 from corpus import corpus
@@ -251,3 +257,42 @@ def test_a_reply_begun_is_adopted_as_the_long_way(data: st.DataObject, square: c
     slow._adopt(carried_slow, held, 450_000, 100_000)
     assert (fast.touched, fast.events_on, fast.selections) == (
         slow.touched, slow.events_on, slow.selections)
+
+
+EFFECTS = st.lists(st.sampled_from([
+    MoveMade(1.0, 1, chess.Move(12, 28), "e4", None, 1.0),
+    Note(1.0, "a note"),
+    Alert(1.0, "touch-move", chess.WHITE, (12,), "touched"),
+    GameOver(1.0, "1-0", "checkmate"),
+]), max_size=3)
+
+
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(st.tuples(st.integers(0, 10**9), st.booleans(), EFFECTS, st.booleans(),
+                                st.booleans()), min_size=1, max_size=8))
+def test_a_frame_lighting_nothing_is_nothing_lits(
+        steps: list[tuple[int, bool, list, bool, bool]]) -> None:
+    """Any run of frames, effects (silent, chirping, sounding the result) and frames of
+    another kind shown between (squares lit) or not (dirty only)."""
+    out = Outbox()
+    last: LedFrame | None = None
+    for t, side, new, dirty, lit_before in steps:
+        if lit_before:  # (a frame of another kind shown meanwhile: squares lit)
+            lit = LedFrame(seconds(t), (SquareLight(12, 1, 0),), nothing_lit(0, side).status)
+            out._show(lit)  # (as Outbox.frame shows one)
+            last = lit
+        out.effects += new
+        out.dirty = dirty
+        before = len(out.effects)
+        out.quiet_frame(t, side)
+        shown = out.effects[before:]
+        if not new and not dirty:
+            assert not shown
+            continue
+        expected = nothing_lit(seconds(t), side, new)
+        differs = last is None or (expected.squares, expected.status, expected.guidance,
+                                   expected.buzzer) != (last.squares, last.status,
+                                                        last.guidance, last.buzzer)
+        assert shown == ([expected] if differs else [])
+        if differs:
+            last = expected
