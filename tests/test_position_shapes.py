@@ -157,16 +157,29 @@ def check_moves_by_square(board: chess.Board, position: Position | None = None) 
         assert position._moves_of(square) == expected, (board.fen(), chess.square_name(square))
 
 
+def check_moves_onto_each_square(board: chess.Board) -> None:
+    """`Position`'s moves onto each square are python-chess's legal generation's, the same
+    moves in the same order (it asks only the pieces that can get there)."""
+    position = Position(board.copy(stack=False))
+    for square in chess.SQUARES:
+        expected = list(board.generate_legal_moves(to_mask=chess.BB_SQUARES[square]))
+        found = [shape.move for shape in position.moves_to(chess.BB_SQUARES[square])]
+        assert found == expected, (board.fen(), chess.square_name(square))
+
+
 def test_moves_by_square_where_the_filter_drops_moves() -> None:
     for fen in FILTERED + SPECIAL:
         board = chess.Board(fen)
         for each in (board, board.mirror()):  # (and with Black to move)
             check_moves_by_square(each)
+            check_moves_onto_each_square(each)
 
 
 def test_moves_by_square_in_real_games() -> None:
     for board in games_positions(12, 2):
         check_moves_by_square(board)
+    for board in games_positions(24, 3):
+        check_moves_onto_each_square(board)
 
 
 @settings(max_examples=15, deadline=None)
@@ -174,8 +187,10 @@ def test_moves_by_square_in_real_games() -> None:
 def test_moves_by_square_in_random_games(seed: int) -> None:
     rng = random.Random(seed)
     board = chess.Board()
-    for _ in range(rng.randrange(0, 160)):
+    for ply in range(rng.randrange(0, 160)):
         check_moves_by_square(board)
+        if ply % 6 == 0 or board.is_check() or board.ep_square is not None:
+            check_moves_onto_each_square(board)
         moves = list(board.legal_moves)
         if not moves:
             break

@@ -60,7 +60,24 @@ class Position:
 
     def moves_to(self, mask: chess.Bitboard) -> Iterator[Shape]:
         """Legal moves onto these squares, cached the same way."""
-        return self._cached(self._to, mask, "to_mask")
+        shape, cache = self.shape, self._to
+        for square in chess.scan_forward(mask):
+            found = cache.get(square)
+            if found is None:
+                found = cache[square] = self._legal_to(square)
+            for move in found:
+                yield shape(move)
+
+    def _legal_to(self, square: chess.Square) -> list[chess.Move]:
+        """`board.generate_legal_moves(to_mask)`, the same moves in the same order, asked
+        only of the pieces that can go there (python-chess's generation looks at the
+        moves of every piece): those attacking the square, and the pawns (a step attacks
+        nothing) and the king (castling) of the side to move."""
+        board = self.board
+        reach = board.attackers_mask(board.turn, square) | (
+            (board.pawns | board.kings) & board.occupied_co[board.turn])
+        return list(board.generate_legal_moves(from_mask=reach,
+                                               to_mask=chess.BB_SQUARES[square]))
 
     def _cached(self, cache: dict[chess.Square, list[chess.Move]], mask: chess.Bitboard,
                 side: str) -> Iterator[Shape]:
