@@ -80,10 +80,38 @@ def games_positions(every_game: int, every_ply: int) -> Iterator[chess.Board]:
             board.push(move)
 
 
+def check_plain_pieces(board: chess.Board, rng: random.Random) -> None:
+    """A plain piece's moves read from its attacks (`Position._plain_reach`: neither pawn
+    nor king nor pinned, not in check) are python-chess's, in its order; and the board
+    read fresh, the moves never generated, is read as when every square's moves are known
+    (the long way): the same moves in the same order, the same moves on their way."""
+    position = Position(board.copy(stack=False))
+    for square in chess.SQUARES:
+        reach = position._plain_reach(square)
+        if reach >= 0:
+            assert [chess.Move(square, to) for to in chess.scan_reversed(reach)] == list(
+                board.generate_legal_moves(from_mask=chess.BB_SQUARES[square])), board.fen()
+    for occ in occupancies(board, rng):
+        fresh, known = Position(board.copy(stack=False)), Position(board.copy(stack=False))
+        for square in chess.SQUARES:
+            known._moves_of(square)
+        assert [s.move for s in fresh.full(occ)] == [s.move for s in known.full(occ)], (
+            board.fen(), hex(occ))
+        fresh = Position(board.copy(stack=False))
+        if occ != board.occupied:
+            assert fresh.partial(occ) == known.partial(occ), (board.fen(), hex(occ))
+
+
 def test_real_games_positions() -> None:
     rng = random.Random(2)
     for board in games_positions(40, 7):
         check(board, rng)
+
+
+def test_plain_pieces_in_real_games() -> None:
+    rng = random.Random(5)
+    for board in games_positions(70, 11):
+        check_plain_pieces(board, rng)
 
 
 @settings(max_examples=40, deadline=None)
@@ -97,6 +125,7 @@ def test_random_positions(seed: int) -> None:
             break
         board.push(rng.choice(moves))
     check(board, rng)
+    check_plain_pieces(board, rng)
 
 
 def check_answers(board: chess.Board, rng: random.Random) -> None:
@@ -168,11 +197,13 @@ def check_moves_onto_each_square(board: chess.Board) -> None:
 
 
 def test_moves_by_square_where_the_filter_drops_moves() -> None:
+    rng = random.Random(4)
     for fen in FILTERED + SPECIAL:
         board = chess.Board(fen)
         for each in (board, board.mirror()):  # (and with Black to move)
             check_moves_by_square(each)
             check_moves_onto_each_square(each)
+            check_plain_pieces(each, rng)
 
 
 def test_moves_by_square_in_real_games() -> None:

@@ -26,7 +26,7 @@ class Position:
     """A position, and the shapes of its legal moves, worked out only where asked."""
 
     __slots__ = ("board", "occupied", "en_passant", "_by_move", "_full", "_from", "_to",
-                 "_has_moves", "_in_check")
+                 "_reach", "_has_moves", "_in_check")
 
     def __init__(self, board: chess.Board, like: Position | None = None,
                  in_check: bool | None = None) -> None:
@@ -46,11 +46,12 @@ class Position:
         self._full: dict[Key, list[Shape]] = {}
         self._from: dict[chess.Square, list[chess.Move]] = {}
         self._to: dict[chess.Square, list[chess.Move]] = {}
+        self._reach: dict[chess.Square, chess.Bitboard] = {}  # (see `_plain_reach`)
         self._has_moves: bool | None = None
         self._in_check = in_check
         if like is not None:
             self._by_move, self._full, self._from = like._by_move, like._full, like._from
-            self._to, self._has_moves = like._to, like._has_moves
+            self._to, self._reach, self._has_moves = like._to, like._reach, like._has_moves
             if like._in_check is not None:
                 self._in_check = like._in_check
 
@@ -125,6 +126,28 @@ class Position:
                 return list(moves)
         return list(board.generate_legal_moves(from_mask=bit))
 
+    def _plain_reach(self, square: chess.Square) -> chess.Bitboard:
+        """The squares a piece on `square` goes to when it is a plain piece of the side to
+        move, whose moves no legality filter can drop (not in check; neither a pawn, nor
+        the king, nor pinned): its attacks on squares not its own side's, exactly
+        python-chess's moves for it. -1 for any other square (its moves are generated).
+        The board asks this of the piece lifted (has it a move? where may it go?) far
+        more often than it needs the moves themselves."""
+        reach = self._reach.get(square)
+        if reach is None:
+            board, bit = self.board, chess.BB_SQUARES[square]
+            own = board.occupied_co[board.turn]
+            in_check = self._in_check
+            if in_check is None:
+                in_check = self._in_check = board.is_check()
+            if (in_check or not own & bit or (board.pawns | board.kings) & bit
+                    or board.is_pinned(board.turn, square)):
+                reach = -1
+            else:
+                reach = board.attacks_mask(square) & ~own
+            self._reach[square] = reach
+        return reach
+
     def shape(self, move: chess.Move) -> Shape:
         """The shape of a legal move of this position."""
         key = move.from_square | move.to_square << 6 | (move.promotion or 0) << 12
@@ -166,6 +189,9 @@ class Position:
                 if known is not None:  # (the square's moves are known: no legality test;
                     # matched by square, not Move equality, a dataclass's slow __eq__)
                     return [move for move in known if move.to_square == target]
+                reach = self._plain_reach(origin)
+                if reach >= 0:  # (a plain piece: no promotion, no legality test)
+                    return [chess.Move(origin, target)] if reach & filled else []
                 if board.pawns & vacated and chess.square_rank(target) in (0, 7):
                     moves = [chess.Move(origin, target, piece) for piece in PROMOTIONS]
                 else:
@@ -175,6 +201,10 @@ class Position:
                 theirs = board.occupied_co[not board.turn]
                 if not board.attacks_mask(origin) & theirs:
                     return ()  # (it attacks none of his pieces: no capture)
+                if origin not in self._from:
+                    reach = self._plain_reach(origin)
+                    if reach >= 0:  # (a plain piece: its captures in python-chess's order)
+                        return [chess.Move(origin, to) for to in chess.scan_reversed(reach & theirs)]
                 return [m for m in self._moves_of(origin) if theirs & chess.BB_SQUARES[m.to_square]]
             return ()
         if vacated.bit_count() == 2 and filled:  # castling, en passant: the king's or the
@@ -200,8 +230,12 @@ class Position:
         own = board.occupied_co[board.turn]
         if not filled and emptied & own == emptied and emptied.bit_count() == 1:
             if not emptied & board.rooks:  # the common case: one own piece in hand
-                found = self._from.get(chess.lsb(emptied))  # (self.movable)
-                return bool(found if found is not None else self._moves_of(chess.lsb(emptied)))
+                square = chess.lsb(emptied)
+                found = self._from.get(square)  # (self.movable)
+                if found is not None:
+                    return bool(found)
+                reach = self._plain_reach(square)
+                return bool(reach) if reach >= 0 else bool(self._moves_of(square))
         if filled and emptied & ~own and not self.en_passant:
             return False  # a piece put down and a victim lifted: only en passant does both
         # Moves of the lifted pieces; captures of lifted victims; a promotion's new piece
