@@ -91,10 +91,19 @@ def check_plain_pieces(board: chess.Board, rng: random.Random) -> None:
         if reach >= 0:
             assert [chess.Move(square, to) for to in chess.scan_reversed(reach)] == list(
                 board.generate_legal_moves(from_mask=chess.BB_SQUARES[square])), board.fen()
-    for occ in occupancies(board, rng):
-        fresh, known = Position(board.copy(stack=False)), Position(board.copy(stack=False))
-        for square in chess.SQUARES:
-            known._moves_of(square)
+    known = Position(board.copy(stack=False))
+    for square in chess.SQUARES:
+        known._moves_of(square)
+    tried = occupancies(board, rng)
+    own = board.occupied_co[board.turn]
+    for square in chess.scan_forward(own):  # (each piece lifted, and put on any square it
+        # could step to, legal or not)
+        lifted = board.occupied & ~chess.BB_SQUARES[square]
+        tried.add(lifted)
+        for target in chess.scan_forward(chess.BB_KING_ATTACKS[square] & ~board.occupied):
+            tried.add(lifted | chess.BB_SQUARES[target])
+    for occ in tried:
+        fresh = Position(board.copy(stack=False))
         assert [s.move for s in fresh.full(occ)] == [s.move for s in known.full(occ)], (
             board.fen(), hex(occ))
         fresh = Position(board.copy(stack=False))
@@ -172,6 +181,8 @@ FILTERED = [
     "4kr2/8/8/8/8/8/8/R3K2R w KQ - 0 1",
     "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
     "4k3/8/8/8/8/8/3q4/4K3 w - - 0 1",
+    "4k3/4r3/8/8/8/8/4K3/8 w - - 0 1",  # in check: the step straight away is no escape
+    "k7/8/8/8/8/1q6/7P/K7 w - - 0 1",  # not in check, every step of the king attacked
 ]
 
 

@@ -148,6 +148,19 @@ class Position:
             self._reach[square] = reach
         return reach
 
+    def _king_steps(self, square: chess.Square) -> chess.Bitboard:
+        """The squares the king of the side to move, on `square` and not in check, steps
+        to: each a legal move unless attacked (python-chess's filter), castling aside. 0
+        for any other square."""
+        board, bit = self.board, chess.BB_SQUARES[square]
+        own = board.occupied_co[board.turn]
+        if not board.kings & own & bit:
+            return 0
+        in_check = self._in_check
+        if in_check is None:
+            in_check = self._in_check = board.is_check()
+        return 0 if in_check else chess.BB_KING_ATTACKS[square] & ~own
+
     def shape(self, move: chess.Move) -> Shape:
         """The shape of a legal move of this position."""
         key = move.from_square | move.to_square << 6 | (move.promotion or 0) << 12
@@ -192,6 +205,9 @@ class Position:
                 reach = self._plain_reach(origin)
                 if reach >= 0:  # (a plain piece: no promotion, no legality test)
                     return [chess.Move(origin, target)] if reach & filled else []
+                if self._king_steps(origin) & filled:  # (a king's step: is it attacked?)
+                    return ([] if board.is_attacked_by(not board.turn, target)
+                            else [chess.Move(origin, target)])
                 if board.pawns & vacated and chess.square_rank(target) in (0, 7):
                     moves = [chess.Move(origin, target, piece) for piece in PROMOTIONS]
                 else:
@@ -205,6 +221,11 @@ class Position:
                     reach = self._plain_reach(origin)
                     if reach >= 0:  # (a plain piece: its captures in python-chess's order)
                         return [chess.Move(origin, to) for to in chess.scan_reversed(reach & theirs)]
+                    steps = self._king_steps(origin)
+                    if steps:  # (the king: those of its steps' captures not defended)
+                        them, attacked = not board.turn, board.is_attacked_by
+                        return [chess.Move(origin, to) for to in chess.scan_reversed(steps & theirs)
+                                if not attacked(them, to)]
                 return [m for m in self._moves_of(origin) if theirs & chess.BB_SQUARES[m.to_square]]
             return ()
         if vacated.bit_count() == 2 and filled:  # castling, en passant: the king's or the
@@ -235,7 +256,15 @@ class Position:
                 if found is not None:
                     return bool(found)
                 reach = self._plain_reach(square)
-                return bool(reach) if reach >= 0 else bool(self._moves_of(square))
+                if reach >= 0:
+                    return bool(reach)
+                steps = self._king_steps(square)
+                if steps:  # (the king: a step to a square not attacked will do)
+                    them, attacked = not board.turn, board.is_attacked_by
+                    for to in chess.scan_reversed(steps):
+                        if not attacked(them, to):
+                            return True
+                return bool(self._moves_of(square))  # (castling, or a pawn, a pinned piece)
         if filled and emptied & ~own and not self.en_passant:
             return False  # a piece put down and a victim lifted: only en passant does both
         # Moves of the lifted pieces; captures of lifted victims; a promotion's new piece
