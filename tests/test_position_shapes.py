@@ -220,7 +220,7 @@ def test_moves_by_square_where_the_filter_drops_moves() -> None:
 def test_moves_by_square_in_real_games() -> None:
     for board in games_positions(12, 2):
         check_moves_by_square(board)
-    for board in games_positions(24, 3):
+    for board in games_positions(48, 5):
         check_moves_onto_each_square(board)
 
 
