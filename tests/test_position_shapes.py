@@ -183,6 +183,8 @@ FILTERED = [
     "4k3/8/8/8/8/8/3q4/4K3 w - - 0 1",
     "4k3/4r3/8/8/8/8/4K3/8 w - - 0 1",  # in check: the step straight away is no escape
     "k7/8/8/8/8/1q6/7P/K7 w - - 0 1",  # not in check, every step of the king attacked
+    "4k3/8/8/8/8/8/PP6/RN2K3 w - - 0 1",  # a rook with no move, and no castling
+    "4k3/8/8/8/8/8/6PP/4K1NR w K - 0 1",  # a rook with no move but castling
 ]
 
 

@@ -265,6 +265,8 @@ class Position:
                         if not attacked(them, to):
                             return True
                 return bool(self._moves_of(square))  # (castling, or a pawn, a pinned piece)
+            if self._plain_reach(chess.lsb(emptied)) > 0:
+                return True  # (a rook lifted with a move of its own: castling aside)
         if filled and emptied & ~own and not self.en_passant:
             return False  # a piece put down and a victim lifted: only en passant does both
         # Moves of the lifted pieces; captures of lifted victims; a promotion's new piece
