@@ -80,10 +80,47 @@ def games_positions(every_game: int, every_ply: int) -> Iterator[chess.Board]:
             board.push(move)
 
 
+def check_plain_pieces(board: chess.Board, rng: random.Random) -> None:
+    """A plain piece's moves read from its attacks (`Position._plain_reach`: neither pawn
+    nor king nor pinned, not in check) are python-chess's, in its order; and the board
+    read fresh, the moves never generated, is read as when every square's moves are known
+    (the long way): the same moves in the same order, the same moves on their way."""
+    position = Position(board.copy(stack=False))
+    for square in chess.SQUARES:
+        reach = position._plain_reach(square)
+        if reach >= 0:
+            assert [chess.Move(square, to) for to in chess.scan_reversed(reach)] == list(
+                board.generate_legal_moves(from_mask=chess.BB_SQUARES[square])), board.fen()
+    known = Position(board.copy(stack=False))
+    for square in chess.SQUARES:
+        known._moves_of(square)
+    tried = occupancies(board, rng)
+    own = board.occupied_co[board.turn]
+    for square in chess.scan_forward(own):  # (each piece lifted, and put on any square it
+        # could step to, legal or not)
+        lifted = board.occupied & ~chess.BB_SQUARES[square]
+        tried.add(lifted)
+        for target in chess.scan_forward(chess.BB_KING_ATTACKS[square] & ~board.occupied):
+            tried.add(lifted | chess.BB_SQUARES[target])
+    for occ in tried:
+        fresh = Position(board.copy(stack=False))
+        assert [s.move for s in fresh.full(occ)] == [s.move for s in known.full(occ)], (
+            board.fen(), hex(occ))
+        fresh = Position(board.copy(stack=False))
+        if occ != board.occupied:
+            assert fresh.partial(occ) == known.partial(occ), (board.fen(), hex(occ))
+
+
 def test_real_games_positions() -> None:
     rng = random.Random(2)
     for board in games_positions(40, 7):
         check(board, rng)
+
+
+def test_plain_pieces_in_real_games() -> None:
+    rng = random.Random(5)
+    for board in games_positions(70, 11):
+        check_plain_pieces(board, rng)
 
 
 @settings(max_examples=40, deadline=None)
@@ -97,6 +134,7 @@ def test_random_positions(seed: int) -> None:
             break
         board.push(rng.choice(moves))
     check(board, rng)
+    check_plain_pieces(board, rng)
 
 
 def check_answers(board: chess.Board, rng: random.Random) -> None:
@@ -143,29 +181,49 @@ FILTERED = [
     "4kr2/8/8/8/8/8/8/R3K2R w KQ - 0 1",
     "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1",
     "4k3/8/8/8/8/8/3q4/4K3 w - - 0 1",
+    "4k3/4r3/8/8/8/8/4K3/8 w - - 0 1",  # in check: the step straight away is no escape
+    "k7/8/8/8/8/1q6/7P/K7 w - - 0 1",  # not in check, every step of the king attacked
+    "4k3/8/8/8/8/8/PP6/RN2K3 w - - 0 1",  # a rook with no move, and no castling
+    "4k3/8/8/8/8/8/6PP/4K1NR w K - 0 1",  # a rook with no move but castling
 ]
 
 
-def check_moves_by_square(board: chess.Board) -> None:
+def check_moves_by_square(board: chess.Board, position: Position | None = None) -> None:
     """`Position`'s moves of each square are python-chess's legal generation's, the same
     moves in the same order (its shortcut skips the look at checks and pins where no
     move can fail it)."""
-    position = Position(board.copy(stack=False))
+    if position is None:
+        position = Position(board.copy(stack=False))
     for square in chess.SQUARES:
         expected = list(board.generate_legal_moves(from_mask=chess.BB_SQUARES[square]))
         assert position._moves_of(square) == expected, (board.fen(), chess.square_name(square))
 
 
+def check_moves_onto_each_square(board: chess.Board) -> None:
+    """`Position`'s moves onto each square are python-chess's legal generation's, the same
+    moves in the same order (it asks only the pieces that can get there)."""
+    position = Position(board.copy(stack=False))
+    for square in chess.SQUARES:
+        expected = list(board.generate_legal_moves(to_mask=chess.BB_SQUARES[square]))
+        found = [shape.move for shape in position.moves_to(chess.BB_SQUARES[square])]
+        assert found == expected, (board.fen(), chess.square_name(square))
+
+
 def test_moves_by_square_where_the_filter_drops_moves() -> None:
+    rng = random.Random(4)
     for fen in FILTERED + SPECIAL:
         board = chess.Board(fen)
         for each in (board, board.mirror()):  # (and with Black to move)
             check_moves_by_square(each)
+            check_moves_onto_each_square(each)
+            check_plain_pieces(each, rng)
 
 
 def test_moves_by_square_in_real_games() -> None:
     for board in games_positions(12, 2):
         check_moves_by_square(board)
+    for board in games_positions(48, 5):
+        check_moves_onto_each_square(board)
 
 
 @settings(max_examples=15, deadline=None)
@@ -173,9 +231,52 @@ def test_moves_by_square_in_real_games() -> None:
 def test_moves_by_square_in_random_games(seed: int) -> None:
     rng = random.Random(seed)
     board = chess.Board()
-    for _ in range(rng.randrange(0, 160)):
+    for ply in range(rng.randrange(0, 160)):
         check_moves_by_square(board)
+        if ply % 6 == 0 or board.is_check() or board.ep_square is not None:
+            check_moves_onto_each_square(board)
         moves = list(board.legal_moves)
         if not moves:
             break
         board.push(rng.choice(moves))
+
+
+def check_told_in_check(board: chess.Board, move: chess.Move) -> None:
+    """The position after `move`, told whether it is in check by the SAN's suffix (as the
+    referee makes it after each move), generates python-chess's moves, square by square."""
+    after = board.copy(stack=False)
+    san = after.san_and_push(move)
+    assert (san[-1] in "+#") == after.is_check(), (board.fen(), san)
+    check_moves_by_square(after, Position(after.copy(stack=False), in_check=san[-1] in "+#"))
+
+
+def test_a_position_told_in_check_by_the_san_in_real_games() -> None:
+    """Every move of some real games (checks and mates among them), and every move of the
+    positions where python-chess's legality filter drops moves."""
+    for game in corpus()[::50]:
+        board = game.board()
+        for move in game.mainline_moves():
+            if board.gives_check(move) or board.ply() % 5 == 0:
+                check_told_in_check(board, move)
+            board.push(move)
+    for fen in FILTERED + SPECIAL:
+        board = chess.Board(fen)
+        for each in (board, board.mirror()):
+            for move in each.legal_moves:
+                check_told_in_check(each, move)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_a_position_told_in_check_by_the_san_in_random_games(seed: int) -> None:
+    rng = random.Random(seed)
+    board = chess.Board()
+    for _ in range(rng.randrange(0, 160)):
+        moves = list(board.legal_moves)
+        if not moves:
+            break
+        checking = [m for m in moves if board.gives_check(m)]
+        move = rng.choice(checking if checking and rng.random() < 0.5 else moves)
+        if rng.random() < 0.3 or board.gives_check(move):
+            check_told_in_check(board, move)
+        board.push(move)

@@ -25,6 +25,7 @@ from board_ctl.core.position import Position
 from board_ctl.core.rules import Action, AddTime, Clear, End, Finding, Record
 from board_ctl.core.rules.completed import MovedOn
 from board_ctl.core.shapes import Shape
+from board_ctl.core.squares import named_tuple
 from board_ctl.core.state import GameState
 from board_ctl.core.timebase import seconds
 from board_ctl.core.turn import Match, Mirror, Turn
@@ -322,10 +323,15 @@ class Completion:
         press, when the move stood); an external clock's times are checked."""
         press, game_clock = self.press, self.game_clock
         at = press.at if press.at is not None else t
-        now_ms = game_clock.lever.now_ms  # (game_clock.now, inline)
+        lever = game_clock.lever
+        now_ms = lever.now_ms  # (game_clock.now, inline)
         if now_ms is not None and now_ms * 1000 > at:
             at = now_ms * 1000
-        reported, press.reported = press.reported, None
+        reported = press.reported
+        if reported is None:  # (no clock's times to check, most moves: game_clock.switch's
+            # first step, inline; no fault, nothing trusted)
+            return named_tuple(Switched, (lever.press(mover, at / 1_000_000), None, False))
+        press.reported = None
         if reported is not None and reported[0] != press.at:
             reported = None  # (another press's)
         switched = game_clock.switch(mover, at, reported)
@@ -487,7 +493,8 @@ class Completion:
                 out.note(*offer)
         press.decision = None
         # (the position a reply was read in is this one: its work is kept)
-        turn = self.game.turn = Turn(Position(board, like=reply), t)
+        # (in check or not: the SAN's suffix says, python-chess having looked to write it)
+        turn = self.game.turn = Turn(Position(board, like=reply, in_check=san[-1] in "+#"), t)
         if others:  # (the squares of each reading blink until the board next changes)
             turn.asking = tuple(sorted({s.move.to_square for s in (shape, *others)
                                         if s.move}))

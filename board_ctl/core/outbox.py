@@ -7,10 +7,11 @@ from collections.abc import Callable, Hashable
 
 import chess
 
-from board_ctl.core.effects import Alert, AlertCleared, Effect, GameOver, LedFrame, Note
+from board_ctl.core.effects import (Alert, AlertCleared, Buzzer, Effect, GameOver, LedFrame,
+                                    Note)
 from board_ctl.core.leds import LedView, led_frame, nothing_lit
 from board_ctl.core.rules import Finding
-from board_ctl.core.timebase import seconds
+from board_ctl.core.timebase import US_PER_S, seconds
 
 _RESTORING = ("illegal-move", "position-mismatch", "declared-move")  # the LEDs show the board
 _WHITE_QUIET, _BLACK_QUIET = (nothing_lit(0.0, side).status for side in (chess.WHITE, chess.BLACK))
@@ -86,11 +87,18 @@ class Outbox:
         """`frame` for a board that lights nothing (no alert, result, candidate, must-move,
         faulty sensor or remote side: most of a game), `side` to move: built directly and
         compared with the last frame, without a signature."""
-        new = self._new_effects()
-        if new is None:
+        effects, framed = self.effects, self._framed  # (self._new_effects, inline)
+        if not self.dirty and len(effects) == framed:
             return  # (nothing new)
+        self.dirty = False
+        self._framed = len(effects)
         self._signature = None  # (the next full frame is worked out anew)
-        frame = nothing_lit(seconds(t), side, new if _sounds(new) else ())
+        new = effects[framed:]
+        if _sounds(new):
+            frame = nothing_lit(seconds(t), side, new)
+        else:  # (nothing_lit's frame, built directly: silent, the side to move shown)
+            frame = LedFrame(t / US_PER_S, (), _WHITE_QUIET if side else _BLACK_QUIET,
+                             Buzzer.SILENT, ())
         last = self._last_frame
         if (last is not None and not last.squares and not last.guidance
                 and frame.buzzer == last.buzzer

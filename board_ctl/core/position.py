@@ -26,10 +26,13 @@ class Position:
     """A position, and the shapes of its legal moves, worked out only where asked."""
 
     __slots__ = ("board", "occupied", "en_passant", "_by_move", "_full", "_from", "_to",
-                 "_has_moves", "_in_check")
+                 "_reach", "_has_moves", "_in_check")
 
-    def __init__(self, board: chess.Board, like: Position | None = None) -> None:
-        """`like`: the same position, already worked on (a reply read on a copy)."""
+    def __init__(self, board: chess.Board, like: Position | None = None,
+                 in_check: bool | None = None) -> None:
+        """`like`: the same position, already worked on (a reply read on a copy);
+        `in_check`: whether the side to move is in check, when already known (the SAN of
+        the move that led here says it: its `+` or `#`)."""
         self.board = board
         self.occupied = board.occupied
         # Whether a pawn of the mover stands where it could take en passant (python-chess
@@ -43,12 +46,14 @@ class Position:
         self._full: dict[Key, list[Shape]] = {}
         self._from: dict[chess.Square, list[chess.Move]] = {}
         self._to: dict[chess.Square, list[chess.Move]] = {}
+        self._reach: dict[chess.Square, chess.Bitboard] = {}  # (see `_plain_reach`)
         self._has_moves: bool | None = None
-        self._in_check: bool | None = None
+        self._in_check = in_check
         if like is not None:
             self._by_move, self._full, self._from = like._by_move, like._full, like._from
-            self._to, self._has_moves = like._to, like._has_moves
-            self._in_check = like._in_check
+            self._to, self._reach, self._has_moves = like._to, like._reach, like._has_moves
+            if like._in_check is not None:
+                self._in_check = like._in_check
 
     def moves_from(self, mask: chess.Bitboard) -> Iterator[Shape]:
         """Legal moves from these squares (cached square by square: the board asks often)."""
@@ -56,7 +61,24 @@ class Position:
 
     def moves_to(self, mask: chess.Bitboard) -> Iterator[Shape]:
         """Legal moves onto these squares, cached the same way."""
-        return self._cached(self._to, mask, "to_mask")
+        shape, cache = self.shape, self._to
+        for square in chess.scan_forward(mask):
+            found = cache.get(square)
+            if found is None:
+                found = cache[square] = self._legal_to(square)
+            for move in found:
+                yield shape(move)
+
+    def _legal_to(self, square: chess.Square) -> list[chess.Move]:
+        """`board.generate_legal_moves(to_mask)`, the same moves in the same order, asked
+        only of the pieces that can go there (python-chess's generation looks at the
+        moves of every piece): those attacking the square, and the pawns (a step attacks
+        nothing) and the king (castling) of the side to move."""
+        board = self.board
+        reach = board.attackers_mask(board.turn, square) | (
+            (board.pawns | board.kings) & board.occupied_co[board.turn])
+        return list(board.generate_legal_moves(from_mask=reach,
+                                               to_mask=chess.BB_SQUARES[square]))
 
     def _cached(self, cache: dict[chess.Square, list[chess.Move]], mask: chess.Bitboard,
                 side: str) -> Iterator[Shape]:
@@ -91,13 +113,53 @@ class Position:
             in_check = self._in_check = board.is_check()
         if not in_check and not (self.en_passant and board.pawns & bit):
             moves = board.generate_pseudo_legal_moves(from_mask=bit)
-            if board.king(board.turn) == square:
-                them, attacked = not board.turn, board.is_attacked_by
-                return [move for move in moves
-                        if board.is_castling(move) or not attacked(them, move.to_square)]
-            if not board.kings & bit and not board.is_pinned(board.turn, square):
+            if board.kings & bit:
+                if not board.occupied_co[board.turn] & bit:
+                    return []  # (the opponent's king: no move of the side to move)
+                # Its steps to squares not attacked; castling (`is_castling`: a move of more
+                # than a step, or onto its own rook), checked as it is generated, kept.
+                them, attacked, bb = not board.turn, board.is_attacked_by, chess.BB_SQUARES
+                castling = ~chess.BB_KING_ATTACKS[square] | board.occupied_co[board.turn]
+                return [move for move in moves if castling & bb[move.to_square]
+                        or not attacked(them, move.to_square)]
+            if not board.is_pinned(board.turn, square):
                 return list(moves)
         return list(board.generate_legal_moves(from_mask=bit))
+
+    def _plain_reach(self, square: chess.Square) -> chess.Bitboard:
+        """The squares a piece on `square` goes to when it is a plain piece of the side to
+        move, whose moves no legality filter can drop (not in check; neither a pawn, nor
+        the king, nor pinned): its attacks on squares not its own side's, exactly
+        python-chess's moves for it. -1 for any other square (its moves are generated).
+        The board asks this of the piece lifted (has it a move? where may it go?) far
+        more often than it needs the moves themselves."""
+        reach = self._reach.get(square)
+        if reach is None:
+            board, bit = self.board, chess.BB_SQUARES[square]
+            own = board.occupied_co[board.turn]
+            in_check = self._in_check
+            if in_check is None:
+                in_check = self._in_check = board.is_check()
+            if (in_check or not own & bit or (board.pawns | board.kings) & bit
+                    or board.is_pinned(board.turn, square)):
+                reach = -1
+            else:
+                reach = board.attacks_mask(square) & ~own
+            self._reach[square] = reach
+        return reach
+
+    def _king_steps(self, square: chess.Square) -> chess.Bitboard:
+        """The squares the king of the side to move, on `square` and not in check, steps
+        to: each a legal move unless attacked (python-chess's filter), castling aside. 0
+        for any other square."""
+        board, bit = self.board, chess.BB_SQUARES[square]
+        own = board.occupied_co[board.turn]
+        if not board.kings & own & bit:
+            return 0
+        in_check = self._in_check
+        if in_check is None:
+            in_check = self._in_check = board.is_check()
+        return 0 if in_check else chess.BB_KING_ATTACKS[square] & ~own
 
     def shape(self, move: chess.Move) -> Shape:
         """The shape of a legal move of this position."""
@@ -140,6 +202,12 @@ class Position:
                 if known is not None:  # (the square's moves are known: no legality test;
                     # matched by square, not Move equality, a dataclass's slow __eq__)
                     return [move for move in known if move.to_square == target]
+                reach = self._plain_reach(origin)
+                if reach >= 0:  # (a plain piece: no promotion, no legality test)
+                    return [chess.Move(origin, target)] if reach & filled else []
+                if self._king_steps(origin) & filled:  # (a king's step: is it attacked?)
+                    return ([] if board.is_attacked_by(not board.turn, target)
+                            else [chess.Move(origin, target)])
                 if board.pawns & vacated and chess.square_rank(target) in (0, 7):
                     moves = [chess.Move(origin, target, piece) for piece in PROMOTIONS]
                 else:
@@ -149,6 +217,15 @@ class Position:
                 theirs = board.occupied_co[not board.turn]
                 if not board.attacks_mask(origin) & theirs:
                     return ()  # (it attacks none of his pieces: no capture)
+                if origin not in self._from:
+                    reach = self._plain_reach(origin)
+                    if reach >= 0:  # (a plain piece: its captures in python-chess's order)
+                        return [chess.Move(origin, to) for to in chess.scan_reversed(reach & theirs)]
+                    steps = self._king_steps(origin)
+                    if steps:  # (the king: those of its steps' captures not defended)
+                        them, attacked = not board.turn, board.is_attacked_by
+                        return [chess.Move(origin, to) for to in chess.scan_reversed(steps & theirs)
+                                if not attacked(them, to)]
                 return [m for m in self._moves_of(origin) if theirs & chess.BB_SQUARES[m.to_square]]
             return ()
         if vacated.bit_count() == 2 and filled:  # castling, en passant: the king's or the
@@ -174,8 +251,22 @@ class Position:
         own = board.occupied_co[board.turn]
         if not filled and emptied & own == emptied and emptied.bit_count() == 1:
             if not emptied & board.rooks:  # the common case: one own piece in hand
-                found = self._from.get(chess.lsb(emptied))  # (self.movable)
-                return bool(found if found is not None else self._moves_of(chess.lsb(emptied)))
+                square = chess.lsb(emptied)
+                found = self._from.get(square)  # (self.movable)
+                if found is not None:
+                    return bool(found)
+                reach = self._plain_reach(square)
+                if reach >= 0:
+                    return bool(reach)
+                steps = self._king_steps(square)
+                if steps:  # (the king: a step to a square not attacked will do)
+                    them, attacked = not board.turn, board.is_attacked_by
+                    for to in chess.scan_reversed(steps):
+                        if not attacked(them, to):
+                            return True
+                return bool(self._moves_of(square))  # (castling, or a pawn, a pinned piece)
+            if self._plain_reach(chess.lsb(emptied)) > 0:
+                return True  # (a rook lifted with a move of its own: castling aside)
         if filled and emptied & ~own and not self.en_passant:
             return False  # a piece put down and a victim lifted: only en passant does both
         # Moves of the lifted pieces; captures of lifted victims; a promotion's new piece

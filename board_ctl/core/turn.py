@@ -188,6 +188,21 @@ class Turn:
         turn before): his touches, his lifts that outlasted the debounce, and the pieces
         he holds now (`lifted`), as this turn's touches; his raw events and selector
         settings as its own."""
+        events, touched = carried.events, carried.touched
+        if (len(touched) == 1 and len(events) == 1 and not self.events_on
+                and not carried.selections and not self.selections):
+            # The commonest reply begun: one piece lifted, its square's events all his, the
+            # turn new. What `_adopt` finds then, without its look at each square.
+            when, square = touched[0]
+            bit = chess.BB_SQUARES[square]
+            if square in events and not lifted & ~bit:
+                self.touched = [(when, square)] if self.position.occupied & bit else []
+                self.events_on = events
+                return
+        self._adopt(carried, lifted, t, settle)
+
+    def _adopt(self, carried: Carried, lifted: chess.Bitboard, t: int, settle: int) -> None:
+        """`adopt`, every case."""
         events = carried.events  # (squares with events from the cutoff on, only)
         first = {sq: when for when, sq in reversed(carried.touched)}
         for sq, seen in events.items():

@@ -48,8 +48,8 @@ class MovedOn:
 
     def __init__(self, board: chess.Board, sensed: chess.Bitboard) -> None:
         """`board`: after the move that ended the game; `sensed`: the settled sensors."""
-        before = board.copy()
-        last = before.pop()
+        before = board.copy(stack=1)  # (the last move only: a whole game's copy costs a
+        last = before.pop()  # Move copy per ply; nothing asked below looks further back)
         self.sensed = self.standing = sensed
         self.to_square = last.to_square
         self.in_hand = sensed & ~chess.BB_SQUARES[last.to_square]
