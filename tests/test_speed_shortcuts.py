@@ -168,13 +168,7 @@ def switch_clock_the_long_way(self: Completion, mover: chess.Color, t: int) -> S
     reported, press.reported = press.reported, None
     if reported is not None and reported[0] != press.at:
         reported = None
-    switched = game_clock.switch(mover, at, reported)
-    when = reported[0] if reported is not None else at
-    if switched.fault is not None and "clock-fault" not in self.out.alerts:
-        self.out.raise_(when, switched.fault)
-    elif switched.trusted:
-        self.out.clear(when, "clock-fault")
-    return switched
+    return self._checked_switch(mover, at, reported)
 
 
 def test_the_clock_switch_without_times_reads_as_the_long_way(

@@ -332,9 +332,14 @@ class Completion:
             # first step, inline; no fault, nothing trusted)
             return named_tuple(Switched, (lever.press(mover, at / 1_000_000), None, False))
         press.reported = None
-        if reported is not None and reported[0] != press.at:
-            reported = None  # (another press's)
-        switched = game_clock.switch(mover, at, reported)
+        return self._checked_switch(mover, at, reported if reported[0] == press.at
+                                    else None)  # (another press's times: none)
+
+    def _checked_switch(self, mover: chess.Color, at: int,
+                        reported: tuple[int, tuple[float, float]] | None) -> Switched:
+        """The clock goes over at `at`, the external clock's times (`reported`) checked:
+        a fault raised, a trusted reading clearing it."""
+        switched = self.game_clock.switch(mover, at, reported)
         when = reported[0] if reported is not None else at
         if switched.fault is not None and "clock-fault" not in self.out.alerts:
             self.out.raise_(when, switched.fault)

@@ -529,16 +529,14 @@ def knocked_in_hand(turn: Turn, origin: chess.Square, lifted: chess.Bitboard,
         if left - in_hand > HAND_IN_AIR_US:
             continue
         # It falls on one square: the first a piece came down on, one the piece in hand
-        # cannot reach first (that one is more likely where it came down).
-        fell, first, beyond_reach = 0, left + KNOCK_FLIGHT_US, False
+        # cannot reach before one it can (that one is more likely where it came down).
+        fell, best = 0, (True, left + KNOCK_FLIGHT_US)
         for neighbour in chess.scan_forward(chess.BB_KING_ATTACKS[square] & ~position.occupied):
             came = next((when for when, placed_ in events.get(neighbour, ()) if placed_
                          and when >= left - OVERLAP_US), FOREVER)
-            if came > left + KNOCK_FLIGHT_US:
-                continue
-            out_of_reach = not reach & chess.BB_SQUARES[neighbour]
-            if (out_of_reach, -came) > (beyond_reach, -first) or not fell and came <= first:
-                fell, first, beyond_reach = chess.BB_SQUARES[neighbour], came, out_of_reach
+            key = (bool(reach & chess.BB_SQUARES[neighbour]), came)
+            if came <= left + KNOCK_FLIGHT_US and key <= best:
+                fell, best = chess.BB_SQUARES[neighbour], key
         landed = 0  # where the piece in hand came down since
         for target in chess.scan_forward(reach & ~fell):
             if any(placed_ and when > left for when, placed_ in events.get(target, ())):
