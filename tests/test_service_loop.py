@@ -232,3 +232,38 @@ def test_a_new_game_command_ends_the_game_and_guides_to_the_new_start(tmp_path: 
     game2 = read_pgn(service.games[-1].pgn)
     assert game2 is not None and game2.headers["FEN"] == fen
     assert [m.uci() for m in game2.mainline_moves()] == ["e2e4"]
+
+
+def shown_positions(batched: bool, tmp_path: Path) -> list[tuple[str, int, tuple[str, ...]]]:
+    """What the observers were shown of Fool's mate with a slow lift before each move
+    (fen, occupancy, moves), each change once; `batched`: every event queued before the
+    loop takes any (a loop held up by a slow disk), else one event a step."""
+    view = ObserverLog()
+    service = Service(FakeBoard(), profile=PROFILES["fide"], start=StartInfo(),
+                      namer=OutputNamer(tmp_path), options=RunOptions(once=True),
+                      view=view, clock=Clock())
+    service.open()
+    service.submit(ev.Snapshot(0.5, START))
+    service.step(timeout=0)
+    items = events(FOOLS_MATE, t=1.0)
+    if batched:
+        feed(service, items)
+    else:
+        for item in items:
+            feed(service, [item])
+    service.close()
+    out: list[tuple[str, int, tuple[str, ...]]] = []
+    for state, _ in view.shown:
+        seen = (state.fen, state.occupied, state.moves)  # type: ignore[attr-defined]
+        if not out or out[-1] != seen:
+            out.append(seen)
+    return out
+
+
+def test_a_batch_of_events_shows_every_position_it_passed_through(tmp_path: Path) -> None:
+    """Apps and the hall read the board through what is shown: a move whose position
+    lasted less than the loop's disk wait must still be shown (a DGT or ChessLink host
+    that sees only the next move begun cannot tell the move)."""
+    one_by_one = shown_positions(False, tmp_path / "steps")
+    assert len(one_by_one) > len(FOOLS_MATE.split())  # every lift and put-down
+    assert shown_positions(True, tmp_path / "batch") == one_by_one

@@ -194,8 +194,9 @@ class Service:
         # (link time, wall clock) of the last board event; None before the board's first
         self._event_at: tuple[float, float] | None = None
         self._shown_occupied: chess.Bitboard | None = None
-        # effects fed but not yet shown: they wait for the batch's journal commit
-        self._pending: list[tuple[Sequence[Effect], GameSession]] = []
+        # effects fed but not yet shown, each with its session and the state it left:
+        # they wait for the batch's journal commit, then every state is shown in turn
+        self._pending: list[tuple[Sequence[Effect], GameSession, ViewState]] = []
         self._lock: DataDirLock | None = None
         self._storage_errors: dict[Path, str] = {}  # files the disk refuses now
         self._storage_fault = False  # the alert LED blinks fast until the next game
@@ -354,7 +355,7 @@ class Service:
             return
         effects = session.feed(event)
         if effects or session.referee.occupied != self._shown_occupied:
-            self._pending.append((effects, session))  # a piece lifted or put down: shown
+            self._stage(effects, session)  # a piece lifted or put down: shown
         if self.opponent is not None:
             if isinstance(event, (ev.HintAsked, ev.TakebackAsked)) and not (
                     self.profile.hints and self.profile.takebacks):
@@ -362,15 +363,23 @@ class Service:
                               "(--profile casual)")
             self._opponent_update()
 
+    def _stage(self, effects: Sequence[Effect], session: GameSession) -> None:
+        """Effects to show at the end of the batch, with the state they leave: a loop held
+        up (a slow disk) takes many events at once, and a position that lasted less than
+        that wait is still shown to the apps and the hall."""
+        state = self.state()
+        self._shown_occupied = state.occupied
+        self._pending.append((effects, session, state))
+
     def _flush(self) -> None:
         """The batch on disk (one journal fsync), then shown: LED frames first."""
         pending, self._pending = self._pending, []
-        sessions = {id(s): s for _, s in pending}
+        sessions = {id(s): s for _, s, _ in pending}
         if self.session is not None and self.session.waiting:  # events with no effect yet
             sessions[id(self.session)] = self.session
         for session in sessions.values():
             self._commit(session)
-        for effects, _ in pending:
+        for effects, _, _ in pending:
             for effect in effects:
                 if isinstance(effect, LedFrame):
                     self._send_frame(effect)  # first: this is the latency that matters
@@ -378,9 +387,9 @@ class Service:
             for directory in self.archive.unsettled_names():
                 self._after_shown.append(functools.partial(fsync_directory, directory))
         self._run_after_shown()
-        for effects, session in pending:
+        for effects, session, state in pending:
             was_over = self._over_since is not None
-            self._publish(effects)
+            self._publish(effects, dataclasses.replace(state, frame=self.shown))
             if session.over and not was_over and session is self.session:
                 self._game_over(session)
 
@@ -452,7 +461,7 @@ class Service:
         if event is not None:
             event = dataclasses.replace(event, t=max(self._t, self._link_now()))
             self._t = event.t
-            self._pending.append((session.feed(event), session))
+            self._stage(session.feed(event), session)
         self._opponent_update()
         if opponent.failed != failed:
             self._engine_shown()
@@ -488,7 +497,7 @@ class Service:
         if session is None:
             return False
         was_over = session.over
-        self._pending.append((session.feed(dataclasses.replace(event, t=self._t)), session))
+        self._stage(session.feed(dataclasses.replace(event, t=self._t)), session)
         self._flush()
         if was_over:
             self._write_outputs(session)  # a result or tags corrected after the end
@@ -529,7 +538,7 @@ class Service:
         self._message(f"game {number} started; sensor log {files.sensor}{where}"
                       f"{self._opponent_side(start)}")
         self.notifier.status(f"game {number} playing")
-        self._pending.append((session.begin(), session))
+        self._stage(session.begin(), session)
         self._opponent_update()
 
     def _opponent_side(self, start: StartInfo) -> str:
@@ -831,7 +840,7 @@ class Service:
         resumable = not ended and not session.over and session.journal is not None
         if not session.written:
             if not resumable:
-                self._pending.append((session.finish(), session))
+                self._stage(session.finish(), session)
                 self._flush()
             if not session.written:
                 self._write_outputs(session)
@@ -973,7 +982,7 @@ class Service:
             session = self.session
             if session is not None and not session.finished:
                 # the log ends here, as in a replay
-                self._pending.append((session.finish(), session))
+                self._stage(session.finish(), session)
                 self._flush()
             self._message(item.detail)
             if not item.ok:
@@ -1036,8 +1045,10 @@ class Service:
         for observer in self.observers:
             observer.message(text)
 
-    def _publish(self, effects: Sequence[Effect]) -> None:
-        state = self.state()
+    def _publish(self, effects: Sequence[Effect], state: ViewState | None = None) -> None:
+        """Show `state` (now's when None) with `effects` to the view and the observers."""
+        if state is None:
+            state = self.state()
         self._shown_occupied = state.occupied
         self.view.show(state, effects)
         for observer in self.observers:
