@@ -10,7 +10,10 @@ loop takes everything waiting there at once (a batch) and
    not one per raw event),
 4. sends the resulting LED frames to the board's square LEDs and the Pi's status LEDs
    and buzzer (first, so nothing delays them),
-5. updates the terminal view, and at the end of a game writes the PGN and the report.
+5. shows the view and the observers (app ports, publishers) every state the batch went
+   through, in order, not only the last: a position that lasted less than the batch's
+   wait (a press and the reply's first lift, behind a slow fsync) is still shown,
+6. at the end of a game writes the PGN and the report.
 
 With an archive (`board-ctl run --data-dir`; the service locks it), every game also has
 a folder there and a crash-safe journal. A disk that fills up, or a data directory
