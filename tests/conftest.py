@@ -8,12 +8,13 @@ import os
 import signal
 import subprocess
 from pathlib import Path
+from typing import NoReturn
 
 import chess.pgn
 import pytest
 
 
-def missing_tool(message: str) -> None:
+def missing_tool(message: str) -> NoReturn:
     """Skip a check whose external tool is absent on a developer's machine; in CI, where
     .ci/run installs every tool, a missing one is a failure, never a silent skip."""
     if os.environ.get("CI"):

@@ -14,13 +14,14 @@ import contextlib
 import io
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
 import threading
 import time
 import tty
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 
 import chess
@@ -33,7 +34,7 @@ from board_ctl.simulate import RenderStyle, render_game
 from board_ctl.simulate.render import RenderedGame
 from board_ctl.simulate.violations import render_violation
 from chesslinkclient import ChessLinkClient
-from conftest import stop_process
+from conftest import missing_tool, stop_process
 from dgtclient import BOARD, UPDATE_NICE, DgtClient
 from servicekit import ROOT, child_env, game_from, wait_until
 
@@ -77,14 +78,14 @@ class HeldBoard:
 
 
 @contextlib.contextmanager
-def service(tmp_path: Path, *args: str, ports: tuple[str, ...]
+def service(tmp_path: Path, *args: str, ports: tuple[str, ...], under: tuple[str, ...] = ()
             ) -> Iterator[tuple[subprocess.Popen[str], Path]]:
-    """`board-ctl run --view plain ... `; yields it and its output file once every one
-    of `ports` (the lines it prints for them) is open."""
+    """`board-ctl run --view plain ... ` (run by the command `under`, if any); yields it
+    and its output file once every one of `ports` (the lines it prints for them) is open."""
     out = tmp_path / "service.out"
     with out.open("w") as stream:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "board_ctl.cli", "run", "--view", "plain",
+            [*under, sys.executable, "-m", "board_ctl.cli", "run", "--view", "plain",
              "--data-dir", str(tmp_path / "data"), *args],
             cwd=tmp_path, env=child_env(), stdin=subprocess.DEVNULL, stdout=stream,
             stderr=subprocess.STDOUT, text=True)
@@ -140,10 +141,10 @@ def placements_read(client: DgtClient | ChessLinkClient) -> list[str]:
     return out
 
 
-def play(tmp_path: Path, rendered: RenderedGame, *extra: str
+def play(tmp_path: Path, rendered: RenderedGame, *extra: str, under: tuple[str, ...] = ()
          ) -> tuple[DgtClient, ChessLinkClient, str, str]:
-    """The rendered game through the service with both ports and both hosts reading; the
-    hosts, the PGN written and the service's output."""
+    """The rendered game through the service (run by `under`) with both ports and both
+    hosts reading; the hosts, the PGN written and the service's output."""
     log = tmp_path / "game.jsonl"
     rendered.write(log)
     config = tmp_path / "board.toml"
@@ -154,8 +155,8 @@ def play(tmp_path: Path, rendered: RenderedGame, *extra: str
         with service(tmp_path, "--config", str(config), "--port", str(link), "--once",
                      "--pgn", str(tmp_path / "out.pgn"), "--dgt", f"pty:{tmp_path / 'dgt'}",
                      "--chesslink", f"pty:{tmp_path / 'chesslink'}", *extra,
-                     ports=(f"pty:{tmp_path / 'dgt'}", f"pty:{tmp_path / 'chesslink'}")
-                     ) as (proc, out):
+                     ports=(f"pty:{tmp_path / 'dgt'}", f"pty:{tmp_path / 'chesslink'}"),
+                     under=under) as (proc, out):
             dgt, chesslink = connect(tmp_path)
             reader = Reader(dgt, chesslink)
             reader.start()
@@ -172,7 +173,7 @@ def play(tmp_path: Path, rendered: RenderedGame, *extra: str
 
 
 def check_both(dgt: DgtClient, chesslink: ChessLinkClient, rendered: RenderedGame,
-               pgn: str, violation_plies: set[int] = frozenset()) -> None:
+               pgn: str, violation_plies: Collection[int] = frozenset()) -> None:
     played = chess.pgn.read_game(io.StringIO(pgn))
     assert played is not None
     moves = list(played.mainline_moves())
@@ -206,6 +207,31 @@ def test_a_whole_game_read_by_both_apps(tmp_path: Path, style: RenderStyle) -> N
         assert max(max(c.left, c.right) for c in readings) <= 600 + 5 * len(rendered.moves)
     else:
         assert all(not c.connected for c in dgt.clocks)
+
+
+def slow_disk(delay: float) -> tuple[str, ...]:
+    """A command prefix under which every fsync and fdatasync of the command (each of its
+    threads) takes `delay` s more: the kernel's own calls, held by strace before they
+    run, as a Raspberry Pi's SD card holds them."""
+    strace = shutil.which("strace")
+    if strace is None:
+        missing_tool("strace is not installed (apt install strace)")
+    held = f"delay_enter={round(delay * 1e6)}"
+    return (str(strace), "-f", "-qq", "--seccomp-bpf", "-o", os.devnull,
+            "-e", "trace=fsync,fdatasync", "-e", f"inject=fsync:{held}",
+            "-e", f"inject=fdatasync:{held}")
+
+
+@pytest.mark.slow
+def test_a_slow_sd_card_still_shows_every_position(tmp_path: Path) -> None:
+    """Every fsync held 0.15 s (an SD card's): the service takes the events that came
+    meanwhile as one batch, and the hosts are still shown each position in turn, each
+    move's own, not only the batch's last (a press and the reply's first lift once came in
+    one batch, and a ChessLink host never saw the position between them)."""
+    rendered = render_game(whole_game(), seed=7, style=QUICK)
+    dgt, chesslink, pgn, _ = play(tmp_path, rendered, "--time-control", "600+5",
+                                  under=slow_disk(0.15))
+    check_both(dgt, chesslink, rendered, pgn)
 
 
 @pytest.mark.slow
