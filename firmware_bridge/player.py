@@ -63,6 +63,7 @@ class Remembered:
 Memory = Callable[[], Remembered | None]  # asked once, when he first sees a game
 QUIET = 0.4  # s (game time) the board must have been left alone before he reads it again
 FIX_AFTER = 3.0  # s a shown move stays unaccepted before he corrects what the LEDs show
+HINT_PATIENCE = 20.0  # s he waits for a hint he asked for (a computer thinks, a disk syncs)
 
 
 def random_chooser(rng: random.Random) -> Chooser:
@@ -471,7 +472,7 @@ class Person:
         if self.waiting_for == "hint":
             move = read.hint(self.board) if read.remote == Remote.HINT else None
             if move is None:
-                if now - self.acted_at < FIX_AFTER:
+                if now - self.acted_at < HINT_PATIENCE:
                     return []  # the computer is thinking about it
                 self.log.append("got no hint")
             else:
