@@ -123,6 +123,15 @@ def setup_frame(t: float, occupied: chess.Bitboard, expected: chess.Bitboard) ->
     return LedFrame(t, tuple(sorted(lights, key=lambda light: light.square)), StatusLights())
 
 
+@dataclass(slots=True)
+class Staged:
+    """Effects fed in a batch, to be shown at its end with the state they left."""
+
+    effects: Sequence[Effect]
+    session: GameSession
+    state: ViewState | None = None  # (filled in once something else is taken, or at the end)
+
+
 @dataclass
 class HeldGame:
     """This board's unfinished game, found at start-up: it goes on when the board shows
@@ -199,7 +208,9 @@ class Service:
         self._shown_occupied: chess.Bitboard | None = None
         # effects fed but not yet shown, each with its session and the state it left:
         # they wait for the batch's journal commit, then every state is shown in turn
-        self._pending: list[tuple[Sequence[Effect], GameSession, ViewState]] = []
+        # (the state is filled in when the next item is taken, or at the flush: a batch of
+        # one event, the common case, costs no state before its LED frame)
+        self._pending: list[Staged] = []
         self._lock: DataDirLock | None = None
         self._storage_errors: dict[Path, str] = {}  # files the disk refuses now
         self._storage_fault = False  # the alert LED blinks fast until the next game
@@ -315,6 +326,7 @@ class Service:
 
     def _take(self, item: object) -> None:
         """One queue item: fed, staged in the journal; its effects wait for `_flush`."""
+        self._states_staged()
         if isinstance(item, (LinkDown, LinkUp, BoardDone)):
             self._flush()
             self._board_message(item)
@@ -370,29 +382,37 @@ class Service:
         """Effects to show at the end of the batch, with the state they leave: a loop held
         up (a slow disk) takes many events at once, and a position that lasted less than
         that wait is still shown to the apps and the hall."""
-        state = self.state()
-        self._shown_occupied = state.occupied
-        self._pending.append((effects, session, state))
+        self._pending.append(Staged(effects, session))
+        self._shown_occupied = session.referee.occupied
+
+    def _states_staged(self) -> None:
+        """The state now is the one the last staged effects left (nothing fed since)."""
+        if self._pending and self._pending[-1].state is None:
+            self._pending[-1].state = self.state()
 
     def _flush(self) -> None:
         """The batch on disk (one journal fsync), then shown: LED frames first."""
         pending, self._pending = self._pending, []
-        sessions = {id(s): s for _, s, _ in pending}
+        sessions = {id(staged.session): staged.session for staged in pending}
         if self.session is not None and self.session.waiting:  # events with no effect yet
             sessions[id(self.session)] = self.session
         for session in sessions.values():
             self._commit(session)
-        for effects, _, _ in pending:
-            for effect in effects:
+        for staged in pending:
+            for effect in staged.effects:
                 if isinstance(effect, LedFrame):
                     self._send_frame(effect)  # first: this is the latency that matters
         if self.archive is not None:  # a new game's folder name, durable once it shows
             for directory in self.archive.unsettled_names():
                 self._after_shown.append(functools.partial(fsync_directory, directory))
         self._run_after_shown()
-        for effects, session, state in pending:
+        if pending and pending[-1].state is None:
+            pending[-1].state = self.state()  # (the last: nothing fed since)
+        for staged in pending:
+            session = staged.session
             was_over = self._over_since is not None
-            self._publish(effects, dataclasses.replace(state, frame=self.shown))
+            assert staged.state is not None
+            self._publish(staged.effects, dataclasses.replace(staged.state, frame=self.shown))
             if session.over and not was_over and session is self.session:
                 self._game_over(session)
 
