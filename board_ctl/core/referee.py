@@ -248,6 +248,11 @@ class Referee:
             turn = self.game.turn
             mismatch = self.displaced.deadline("position-mismatch" in self.out.alerts)
             if mismatch is not None and turn.mirror is None:  # (held: judged once decided)
+                settling = self.debouncer.deadline
+                if settling is not None and settling > mismatch:
+                    # A change made before the deadline is still settling (a piece put
+                    # back just in time): judged once it has, at most one settle later.
+                    mismatch = min(settling, mismatch + self.debouncer.settle)
                 due.append((mismatch, self.sensing.mismatch))
             match = turn.match
             if match is not None and decision is None and match.ends_game is not False:
