@@ -14,7 +14,6 @@ import contextlib
 import io
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -34,7 +33,7 @@ from board_ctl.simulate import RenderStyle, render_game
 from board_ctl.simulate.render import RenderedGame
 from board_ctl.simulate.violations import render_violation
 from chesslinkclient import ChessLinkClient
-from conftest import missing_tool, stop_process
+from conftest import stop_process
 from dgtclient import BOARD, UPDATE_NICE, DgtClient
 from servicekit import ROOT, child_env, game_from, wait_until
 
@@ -210,16 +209,9 @@ def test_a_whole_game_read_by_both_apps(tmp_path: Path, style: RenderStyle) -> N
 
 
 def slow_disk(delay: float) -> tuple[str, ...]:
-    """A command prefix under which every fsync and fdatasync of the command (each of its
-    threads) takes `delay` s more: the kernel's own calls, held by strace before they
-    run, as a Raspberry Pi's SD card holds them."""
-    strace = shutil.which("strace")
-    if strace is None:
-        missing_tool("strace is not installed (apt install strace)")
-    held = f"delay_enter={round(delay * 1e6)}"
-    return (str(strace), "-f", "-qq", "--seccomp-bpf", "-o", os.devnull,
-            "-e", "trace=fsync,fdatasync", "-e", f"inject=fsync:{held}",
-            "-e", f"inject=fdatasync:{held}")
+    """A command prefix under which every fsync and fdatasync of the service takes
+    `delay` s more, as a Raspberry Pi's SD card's (tests/slowdisk.py)."""
+    return (sys.executable, str(ROOT / "tests" / "slowdisk.py"), str(delay))
 
 
 @pytest.mark.slow
