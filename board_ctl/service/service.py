@@ -326,7 +326,7 @@ class Service:
 
     def _take(self, item: object) -> None:
         """One queue item: fed, staged in the journal; its effects wait for `_flush`."""
-        self._states_staged()
+        self._states_staged(self._pending)
         if isinstance(item, (LinkDown, LinkUp, BoardDone)):
             self._flush()
             self._board_message(item)
@@ -385,10 +385,10 @@ class Service:
         self._pending.append(Staged(effects, session))
         self._shown_occupied = session.referee.occupied
 
-    def _states_staged(self) -> None:
+    def _states_staged(self, pending: list[Staged]) -> None:
         """The state now is the one the last staged effects left (nothing fed since)."""
-        if self._pending and self._pending[-1].state is None:
-            self._pending[-1].state = self.state()
+        if pending and pending[-1].state is None:
+            pending[-1].state = self.state()
 
     def _flush(self) -> None:
         """The batch on disk (one journal fsync), then shown: LED frames first."""
@@ -406,8 +406,7 @@ class Service:
             for directory in self.archive.unsettled_names():
                 self._after_shown.append(functools.partial(fsync_directory, directory))
         self._run_after_shown()
-        if pending and pending[-1].state is None:
-            pending[-1].state = self.state()  # (the last: nothing fed since)
+        self._states_staged(pending)  # (after the frames: no LED waits for it)
         for staged in pending:
             session = staged.session
             was_over = self._over_since is not None
