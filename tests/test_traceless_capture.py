@@ -13,11 +13,16 @@ mismatch timer that ran on from one turn into the next in a blitz scramble."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import chess
 import chess.pgn
 import pytest
-from pathlib import Path
 from script import play
+
+# bench/bench_recognition.py judges the renderings (this file runs alone, too)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
 # White: Qb6 (Qc7 next), Nb5, pawns a4 d4 e3 g3 e2, Bf3, Kg2; Black: Qc4 (takes on c7,
 # could have taken d4 or b5), Rh6 (Qxh6 from b6: the capture nobody saw).
@@ -88,6 +93,82 @@ def test_a_reply_legal_after_one_capture_only_tells_it() -> None:
     out = play("-d1 ~1.5 -e8 +d7 ~1.5 -h2 +h3 ~1.5", TWO_UNSEEN_CAPTURES)
     assert out.sans == ["Rxa1", "Kd7", "h3"]
     assert all("uncertain" not in move for move in out.lines("move"))
+
+
+# White: Rd1 takes the pawn on d7, slid up the file (d2-d6); Black: Ne7 can reach d5.
+ROOK_SLID_TO_A_CAPTURE = "2r3k1/p2pnrpp/1p2p3/2B5/P7/5P2/1P6/1K1R2N1 w - - 1 23"
+
+
+def _slide(origin: str, squares: list[str], held: float, push: float) -> str:
+    """A piece pushed from `origin` across `squares`, each held `held` s; the next square
+    closes `push` s before the last one opens (push < 0: opens first). It leaves the
+    last square for the victim's, swapped off unseen (nothing changes there)."""
+    script, last = f"-{origin}", None
+    for square in squares:
+        if last is None:
+            script += f" @0.12 +{square}"
+        elif push >= 0:
+            script += f" @{held} +{square} @{push} -{last}"
+        else:
+            script += f" @{held} -{last} @{-push} +{square}"
+        last = square
+    return script + f" @{held} -{last}"
+
+
+@pytest.mark.parametrize("squares", [["d2", "d3", "d4", "d5", "d6"], ["d4", "d5", "d6"],
+                                     ["d5", "d6"]])
+@pytest.mark.parametrize("held", [0.12, 0.28, 0.45])
+@pytest.mark.parametrize("push", [0.003, 0.02, -0.01, -0.05])
+@pytest.mark.parametrize("clock", [False, True])
+def test_a_square_a_slide_was_seen_going_on_from_is_no_stop(
+        squares: list[str], held: float, push: float, clock: bool) -> None:
+    # (slow-slide, corpus game 204, seed 70911) Rxd7 slid over d5 onto d6 and on to d7,
+    # Black's knight then to d5, where it could have taken a rook stopped there: not Rd5
+    # (the rook was seen pushed on from d5, d6 closing as d5 opened).
+    slide = _slide("d1", squares, held, push)
+    press, answer = (" Cw", " Cb") if clock else ("", "")
+    out = play(f"{slide}{press} ~6 -e7 @0.3 +d5{answer} ~4 -d7 @0.3 +d6{press} ~2",
+               ROOK_SLID_TO_A_CAPTURE)
+    assert out.sans == ["Rxd7", "Nd5", "Rd6"]
+    assert out.alerts == []
+    assert all("uncertain" not in move for move in out.lines("move"))
+
+
+# White: Bc1 takes the pawn on h6, slid up the diagonal; Black: Ne6 can reach g5 and f4.
+BISHOP_SLID_TO_A_CAPTURE = "6k1/5pp1/4n2p/8/8/8/P7/2B3K1 w - - 0 30"
+
+
+@pytest.mark.parametrize("held", [0.15, 0.3])
+@pytest.mark.parametrize("think, recorded, other", [
+    (0.2, "Bg5", "c1h6"),  # his hand at once on his own piece: he took it on g5
+    (0.6, "Bg5", "c1h6"),
+    (2.5, "Bxh6", "c1g5"),  # long after g5 emptied: no hand takes a piece so slowly
+    (6.0, "Bxh6", "c1g5"),
+])
+def test_the_last_square_before_a_capture_taken_or_gone_on_is_flagged(
+        held: float, think: float, recorded: str, other: str) -> None:
+    # Slid onto g5 and lifted off it, nothing else seen: on to h6 (the pawn swapped off
+    # unseen) or taken on g5 by the knight that came down there. The sensors show both
+    # alike, and either leaves the same squares filled: never silently one of them.
+    slide = _slide("c1", ["d2", "e3", "f4", "g5"], held, 0.01)
+    out = play(f"{slide} @{think} -e6 @0.3 +g5 ~4 -a2 @0.3 +a3 ~2", BISHOP_SLID_TO_A_CAPTURE)
+    assert out.sans[0] == recorded
+    assert out.sans[1] in ("Ng5", "Nxg5") and out.sans[2] == "a3"
+    first = out.lines("move")[0]
+    assert first["uncertain"] == [first["uci"], other]
+    assert out.alerts == []
+
+
+@pytest.mark.parametrize("reply, reply_san", [("-e6 @0.3 +f4", "Nf4"), ("-e6 @0.3 +d4", "Nd4"),
+                                              ("-g7 @0.3 +g6", "g6")])
+def test_a_reply_elsewhere_tells_the_capture_beyond_a_slide(reply: str, reply_san: str
+                                                            ) -> None:
+    # Only a piece come down on the last square could have taken the bishop there.
+    slide = _slide("c1", ["d2", "e3", "f4", "g5"], 0.28, 0.01)
+    out = play(f"{slide} ~1 {reply} ~4 -a2 @0.3 +a3 ~2", BISHOP_SLID_TO_A_CAPTURE)
+    assert out.sans == ["Bxh6", reply_san, "a3"]
+    assert all("uncertain" not in move for move in out.lines("move"))
+    assert out.alerts == []
 
 
 HELD_OUT = Path(__file__).parent / "data" / "heldout" / "stockfish-skill8-24.pgn"
@@ -222,6 +303,7 @@ def test_a_capture_seen_landing_is_the_move_the_reply_must_answer(landing: str,
 @pytest.mark.slow
 @pytest.mark.parametrize("behaviour, index, seed, clock", [
     ("slow-slide", 222, 31559, False),
+    ("slow-slide", 204, 70911, False),  # (`--seed 70707 --every 6`) Rxd7 read as Rd5
     ("knocked-restored-quickly", 243, 31580, False),
     ("knocked-restored-quickly", 177, 31514, True),
     ("knock-off-capture", 147, 31484, True),

@@ -69,13 +69,15 @@ class Answer(NamedTuple):
     """The opponent has begun his reply to one of `match`'s moves (`fitting`) at `cutoff`:
     the move is complete; what happened from `cutoff` on is his. `guess`: a capture whose
     square nothing told, answered by a reply made: recorded as guessed (flagged, with the
-    other readings). (Named tuples: one of each is made for most plies, and a frozen
-    dataclass costs a setattr per field.)"""
+    other readings). `others`: another move's readings the sensors read as likely
+    (`Doubt`): the record is flagged with them. (Named tuples: one of each is made for
+    most plies, and a frozen dataclass costs a setattr per field.)"""
 
     match: Match
     fitting: list[Shape]
     cutoff: int
     guess: bool = False
+    others: tuple[Shape, ...] = ()  # readings as likely, of another move shown (flagged)
 
 
 class Reading(NamedTuple):
@@ -682,24 +684,42 @@ def arrived_and_answered(turn: Turn, occupied: chess.Bitboard) -> bool:
 WAIT: Final = "wait"
 
 
+class Doubt(NamedTuple):
+    """A slide's last stop before a capture, lifted off, and the opponent's piece come down
+    on it, where it could have taken it: the sensors read alike the piece taken there and
+    the piece gone on to the capture, its victim swapped off unseen. `capture`: the
+    capture's move shown and its readings the reply answers; `went_on`: the likelier of
+    the two (the opponent's piece lifted long after the stop emptied: his hand was not
+    taking it)."""
+
+    capture: Match
+    shapes: list[Shape]
+    went_on: bool
+
+
 def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: chess.Bitboard,
-                   now: int) -> bool | str:
+                   now: int) -> bool | str | Doubt:
     """Whether the piece of `match`, set down and lifted again before it stood
     (CROSSING_HELD), went on to a capture beyond it nobody saw land (its victim swapped
     off as it came down): the opponent's lift answers both. The opponent taking it where
     it stood must put his piece down there; a reply to the capture, anywhere else. So:
-    True when only a reply to the capture has come down (the stop was no move), WAIT
-    while neither has (where his piece comes down will tell), False otherwise."""
+    True when only a reply to the capture has come down, or the piece was seen pushed on
+    from the stop (the stop was no move), WAIT while neither has (where his piece comes
+    down will tell), a Doubt where his piece came down on the stop next to the capture's
+    victim (nothing tells the two apart), False otherwise."""
     if (not match.placed or match.left_at is None or match is turn.match
             or match in turn.released or match.left_at - match.since > CROSSING_HELD_US):
         return False
     move = match.shapes[0].move
     stop = chess.BB_SQUARES[move.to_square]
     since = match.left_at
-    beyond = [shape for other in turn.seen
+    onward = [(other, shape) for other in turn.seen
               if other is not match and other.shapes[0].move.from_square == move.from_square
               and not (other.placed or placed(turn, other))
               for shape in other.shapes if shape.captured is not None and transit(shape) & stop]
+    beyond = [shape for _, shape in onward]
+    if beyond and _pushed_on_from(turn, match, beyond):
+        return True  # (seen going on: whatever comes down on the stop later is no taking)
     if occupied & stop:
         events = turn.events_on.get(move.to_square, ())
         if not any(not placed_ and when >= since for when, placed_ in events):
@@ -716,12 +736,55 @@ def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: che
                     _may_go_on(turn, line, reply) for line in beyond for _, reply in taking):
                 read_again(turn, entered + CROSSING_HELD_US)
                 return WAIT
-            return False
+            return _doubt(turn, match, onward, taking, occupied)
     if any(_reply_seen(turn, s, occupied, since, now) for s in fitting):
         return False
     if not beyond:
         return False
     return True if any(_reply_seen(turn, s, occupied, since, now) for s in beyond) else WAIT
+
+
+def _doubt(turn: Turn, match: Match, onward: list[tuple[Match, Shape]],
+           taking: list[tuple[Shape, Shape]], occupied: chess.Bitboard) -> Doubt | bool:
+    """The opponent's piece stands on the stop, where it could have taken the mover's: a
+    Doubt when a capture beyond has its victim next to the stop, ahead (the slide's last
+    square: going on, the piece came down on the victim swapped off unseen, and nothing
+    else), which his reply answers too; False (taken there) otherwise."""
+    move = match.shapes[0].move
+    near = chess.BB_KING_ATTACKS[move.to_square]
+    close = [(other, shape) for other, shape in onward
+             if near & chess.BB_SQUARES[shape.move.to_square]
+             and ahead(move.from_square, move.to_square, shape.move.to_square)
+             and answers(turn, shape, occupied)]
+    if not close:
+        return False
+    capture = close[0][0]
+    emptied = match.left_at if match.left_at is not None else NEVER
+    # Taking it there, his hand lifts it and then his own piece, as one act (HAND_IN_AIR).
+    lifted = max((when for _, reply in taking for when, placed_ in turn.events_on.get(
+        reply.move.from_square, ()) if not placed_ and when >= emptied), default=NEVER)
+    return Doubt(capture, [shape for other, shape in close if other is capture],
+                 lifted - emptied > HAND_IN_AIR_US)
+
+
+def _pushed_on_from(turn: Turn, match: Match, beyond: list[Shape]) -> bool:
+    """Whether the piece of `match` left its stop pushed on along the way of a capture
+    `beyond`: a square ahead on that way closed within SLIDE_GAP of the stop opening (the
+    slide going on, as a push does; a hand lifting the piece off, the opponent's taking
+    it there, closes nothing ahead). It stood there no longer than a square crossed."""
+    move = match.shapes[0].move
+    origin, stop = move.from_square, move.to_square
+    way = 0
+    for shape in beyond:
+        way |= transit(shape) | chess.BB_SQUARES[shape.move.to_square]
+    ahead_ = 0
+    for square in chess.scan_forward(way & chess.BB_KING_ATTACKS[stop]):
+        if ahead(origin, stop, square):
+            ahead_ |= chess.BB_SQUARES[square]
+    if not ahead_:
+        return False
+    return any(not placed_ and when >= match.since and _slid_on(turn, ahead_, when)
+               for when, placed_ in turn.events_on.get(stop, ()))
 
 
 def _reply_seen(turn: Turn, line: Shape, occupied: chess.Bitboard, since: int,
@@ -784,6 +847,7 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
     `turn.ambiguous`); False when no reply is seen."""
     waiting = False
     leaving = ctx.leaving
+    also: tuple[Shape, ...] = ()  # (a stop's readings as likely as the capture beyond it)
     for match in likeliest(turn):
         fitting = [s for s in match.shapes if answers(turn, s, ctx.occupied)]
         if leaving and fitting:
@@ -811,7 +875,12 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
             if went_on is WAIT:
                 turn.waiting_reply = True
                 return True
-            if went_on:
+            if isinstance(went_on, Doubt):
+                if went_on.went_on:  # (the capture read, the stop flagged beside it)
+                    also, match, fitting = tuple(fitting), went_on.capture, went_on.shapes
+                    break
+                also = tuple(went_on.shapes)
+            elif went_on:
                 continue
         if fitting and not match.placed and not placed(turn, match) and not ctx.pressing:
             # A piece in hand that no one saw land may still be on its way. With a clock,
@@ -857,10 +926,10 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
                 for s in fitting):
             # His reply is made and nothing told the square: the move is complete all the
             # same (no press will come), recorded as guessed, flagged, with the others.
-            return named_tuple(Answer, (match, fitting, cutoff, True))
+            return named_tuple(Answer, (match, fitting, cutoff, True, also))
         turn.ambiguous = Match(distinct(fitting), match.since, cutoff)
         return True
-    return named_tuple(Answer, (match, fitting, cutoff, False))
+    return named_tuple(Answer, (match, fitting, cutoff, False, also))
 
 
 # ---------------------------------------------------------------------- explaining the board
@@ -1005,7 +1074,7 @@ def reply_to_the_move_standing(turn: Turn, ctx: Context) -> Reading | None:
     leave_match(turn, ctx)  # (as explain would next, so it may go on from here)
     if len(turn.seen) > 1 and match not in turn.released:
         return None  # (another move shown may be likelier)
-    found = named_tuple(Answer, (match, [shape], match.left_at, False))
+    found = named_tuple(Answer, (match, [shape], match.left_at, False, ()))
     return named_tuple(Reading, (True, False, found, False))
 
 

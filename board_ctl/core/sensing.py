@@ -250,7 +250,8 @@ class Sensing:
         happened from then on is his (touches, raw events, a selector set)."""
         game = self.game
         carried = game.turn.split_at(answer.cutoff)
-        self.completion.commit(answer.fitting, answer.match.since, guess=answer.guess)
+        self.completion.commit(answer.fitting, answer.match.since, guess=answer.guess,
+                               uncertain=answer.others)
         if game.result is None:
             turn = game.turn
             turn.adopt(carried, turn.position.occupied & ~game.occupied, t,
