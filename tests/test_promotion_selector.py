@@ -1,7 +1,9 @@
 """The promotion selector counts when set any time before the move is completed: before
 the lift, with the pawn in hand, after it landed, and even just after the clock press
 (within the press's grace, until the opponent starts his move). Without a clock the move
-is completed when the opponent starts, so the selector counts until then.
+is completed when the opponent starts, so the selector counts until then; but a setting
+made seconds after the new piece came to rest, when the opponent has a pawn to promote,
+is his early choice for his own promotion.
 
 Each case is built event by event at exact times around the landing, the press and the
 opponent's first lift, for both colours and every piece.
@@ -119,3 +121,46 @@ def test_without_a_clock_a_selector_after_the_opponent_started_is_not_the_movers
         colour: str, after: float) -> None:
     record = replay(colour, NO_CLOCK_REPLY + after, chess.KNIGHT, use_clock=False)
     assert promoted(record) == chess.QUEEN
+
+
+# Both sides can promote: Black's g2 pawn now, White's b7 pawn in reply.
+BOTH_PROMOTE = "7k/1P6/8/8/8/K7/6p1/8 b - - 0 1"
+BLACK_PROMOTES = {"pawn first": "-g2 @0.5 +g1", "piece first": "+g1 @0.9 -g2"}
+WHITE_PROMOTES = {"pawn first": "-b7 @0.5 +b8", "piece first": "+b8 @0.9 -b7",
+                  "pawn put down, replaced": "-b7 @0.5 +b8 @0.8 -b8 @0.9 +b8"}
+
+
+@pytest.mark.parametrize("black", sorted(BLACK_PROMOTES))
+@pytest.mark.parametrize("white", sorted(WHITE_PROMOTES))
+@pytest.mark.parametrize("set_after", [3.2, 5.0, 12.0])
+def test_without_a_clock_the_opponents_early_choice_is_his(black: str, white: str,
+                                                          set_after: float) -> None:
+    # (promotion-piece-first, corpus game 52, --seed 80808: g1=Q read as g1=N, White's
+    # knight given to Black's move) White sets the selector for his own promotion,
+    # seconds after Black's new piece came to rest, before his hand starts.
+    from script import play
+
+    out = play(f"{BLACK_PROMOTES[black]} ~{set_after - 0.4} =n @0.3 {WHITE_PROMOTES[white]} "
+               f"~3 -h8 @0.5 +g8 ~2", BOTH_PROMOTE)
+    assert out.sans == ["g1=Q", "b8=N", "Kg8"]
+    assert out.alerts == []
+
+
+@pytest.mark.parametrize("black", sorted(BLACK_PROMOTES))
+@pytest.mark.parametrize("set_after", [0.05, 1.0, 2.5])
+def test_without_a_clock_the_movers_choice_just_after_is_his(black: str,
+                                                             set_after: float) -> None:
+    # Set as the piece comes to rest or moments after: the mover telling the board which
+    # piece he put down, though the opponent could promote too.
+    from script import play
+
+    out = play(f"{BLACK_PROMOTES[black]} @{set_after} =r ~4 -a3 @0.5 +a4 ~2", BOTH_PROMOTE)
+    assert out.sans == ["g1=R", "Ka4"]
+
+
+@pytest.mark.parametrize("colour", sorted(SIDES))
+def test_without_a_clock_a_late_choice_is_the_movers_when_the_opponent_cannot_promote(
+        colour: str) -> None:
+    # No promotion of his to choose for: the selector set long after is the mover's.
+    record = replay(colour, LANDED + 6.0, chess.ROOK, use_clock=False, reply_lift=LANDED + 9.0)
+    assert promoted(record) == chess.ROOK

@@ -322,6 +322,32 @@ def with_promotion(turn: Turn, chosen: Shape, shapes: list[Shape]) -> Shape:
     return chosen
 
 
+# A player sets the selector as he puts the new piece down, or within moments of it; one
+# set seconds after the promoted piece came to rest, while the opponent has a pawn to
+# promote, is the opponent's choice made early, for his own promotion (no clock).
+CHOICE_AFTER_REST = 3.0  # s
+CHOICE_AFTER_REST_US = us(CHOICE_AFTER_REST)
+
+
+def late_choices(turn: Turn, shapes: list[Shape]) -> list[tuple[int, chess.PieceType]]:
+    """Without a clock, the selector settings in `turn` made CHOICE_AFTER_REST after the
+    promotion `shapes` came to rest (its squares' last change) where the opponent can
+    promote in reply: his, not the mover's. None for a move that is no promotion."""
+    if not turn.selections or not shapes[0].move.promotion:
+        return []
+    move = shapes[0].move
+    rest = max((seen[-1][0] for square in (move.from_square, move.to_square)
+                if (seen := turn.events_on.get(square))), default=NEVER)
+    late = [(when, piece) for when, piece in turn.selections
+            if when >= rest + CHOICE_AFTER_REST_US]
+    if not late:
+        return []
+    board = turn.replies_to(shapes[0]).board
+    if not any(reply.promotion for reply in board.generate_legal_moves(from_mask=board.pawns)):
+        return []  # (no promotion of his: the mover's, however late)
+    return late
+
+
 # ---------------------------------------------------------------------- the raw events
 
 

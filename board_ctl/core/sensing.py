@@ -250,6 +250,10 @@ class Sensing:
         happened from then on is his (touches, raw events, a selector set)."""
         game = self.game
         carried = game.turn.split_at(answer.cutoff)
+        late = [] if game.clock_in_use else infer.late_choices(game.turn, answer.fitting)
+        if late:  # (the opponent's choice made early: his, like what follows the cutoff)
+            game.turn.selections = [s for s in game.turn.selections if s not in late]
+            carried.selections[:0] = late
         self.completion.commit(answer.fitting, answer.match.since, guess=answer.guess,
                                uncertain=answer.others)
         if game.result is None:
