@@ -803,13 +803,13 @@ def _pushed_on_from(turn: Turn, match: Match, beyond: list[Shape]) -> bool:
     way = 0
     for shape in beyond:
         way |= transit(shape) | chess.BB_SQUARES[shape.move.to_square]
-    ahead_ = 0
+    next_squares = 0
     for square in chess.scan_forward(way & chess.BB_KING_ATTACKS[stop]):
         if ahead(origin, stop, square):
-            ahead_ |= chess.BB_SQUARES[square]
-    if not ahead_:
+            next_squares |= chess.BB_SQUARES[square]
+    if not next_squares:
         return False
-    return any(not placed_ and when >= match.since and _slid_on(turn, ahead_, when)
+    return any(not placed_ and when >= match.since and _slid_on(turn, next_squares, when)
                for when, placed_ in turn.events_on.get(stop, ()))
 
 
