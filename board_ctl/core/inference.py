@@ -710,17 +710,21 @@ def arrived_and_answered(turn: Turn, occupied: chess.Bitboard) -> bool:
 WAIT: Final = "wait"
 
 
+# A hand taking a piece lifts it, then reaches for its own: 0.3-1.5 s, 2 s at the most.
+TAKING_REACH = 2.0  # s
+TAKING_REACH_US = us(TAKING_REACH)
+
+
 class Doubt(NamedTuple):
     """A slide's last stop before a capture, lifted off, and the opponent's piece come down
-    on it, where it could have taken it: the sensors read alike the piece taken there and
-    the piece gone on to the capture, its victim swapped off unseen. `capture`: the
-    capture's move shown and its readings the reply answers; `went_on`: the likelier of
-    the two (the opponent's piece lifted long after the stop emptied: his hand was not
-    taking it)."""
+    on it, where it could have taken it, though his own piece was lifted longer than a
+    hand taking a piece reaches for its own (TAKING_REACH): the piece gone on to the
+    capture, its victim swapped off unseen, is as likely as a victim held that long. The
+    capture is read, flagged with the stop. `capture`: the capture's move shown; `shapes`:
+    its readings the reply answers."""
 
     capture: Match
     shapes: list[Shape]
-    went_on: bool
 
 
 def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: chess.Bitboard,
@@ -732,7 +736,7 @@ def went_on_unseen(turn: Turn, match: Match, fitting: list[Shape], occupied: che
     True when only a reply to the capture has come down, or the piece was seen pushed on
     from the stop (the stop was no move), WAIT while neither has (where his piece comes
     down will tell), a Doubt where his piece came down on the stop next to the capture's
-    victim (nothing tells the two apart), False otherwise."""
+    victim long after it emptied (`_doubt`), False otherwise."""
     if (not match.placed or match.left_at is None or match is turn.match
             or match in turn.released or match.left_at - match.since > CROSSING_HELD_US):
         return False
@@ -775,7 +779,8 @@ def _doubt(turn: Turn, match: Match, onward: list[tuple[Match, Shape]],
     """The opponent's piece stands on the stop, where it could have taken the mover's: a
     Doubt when a capture beyond has its victim next to the stop, ahead (the slide's last
     square: going on, the piece came down on the victim swapped off unseen, and nothing
-    else), which his reply answers too; False (taken there) otherwise."""
+    else), which his reply answers too, and his own piece was lifted later than a hand
+    taking the piece there reaches for it; False (taken there) otherwise."""
     move = match.shapes[0].move
     near = chess.BB_KING_ATTACKS[move.to_square]
     close = [(other, shape) for other, shape in onward
@@ -784,13 +789,13 @@ def _doubt(turn: Turn, match: Match, onward: list[tuple[Match, Shape]],
              and answers(turn, shape, occupied)]
     if not close:
         return False
-    capture = close[0][0]
     emptied = match.left_at if match.left_at is not None else NEVER
-    # Taking it there, his hand lifts it and then his own piece, as one act (HAND_IN_AIR).
-    lifted = max((when for _, reply in taking for when, placed_ in turn.events_on.get(
-        reply.move.from_square, ()) if not placed_ and when >= emptied), default=NEVER)
-    return Doubt(capture, [shape for other, shape in close if other is capture],
-                 lifted - emptied > HAND_IN_AIR_US)
+    lifted = min((when for _, reply in taking for when, placed_ in turn.events_on.get(
+        reply.move.from_square, ()) if not placed_ and when >= emptied), default=FOREVER)
+    if lifted - emptied <= TAKING_REACH_US:
+        return False  # (his capture, the piece taken first: a capture made every day)
+    capture = close[0][0]
+    return Doubt(capture, [shape for other, shape in close if other is capture])
 
 
 def _pushed_on_from(turn: Turn, match: Match, beyond: list[Shape]) -> bool:
@@ -901,12 +906,10 @@ def answer(turn: Turn, ctx: Context) -> Answer | bool:
             if went_on is WAIT:
                 turn.waiting_reply = True
                 return True
-            if isinstance(went_on, Doubt):
-                if went_on.went_on:  # (the capture read, the stop flagged beside it)
-                    also, match, fitting = tuple(fitting), went_on.capture, went_on.shapes
-                    break
-                also = tuple(went_on.shapes)
-            elif went_on:
+            if isinstance(went_on, Doubt):  # (the capture read, the stop flagged beside it)
+                also, match, fitting = tuple(fitting), went_on.capture, went_on.shapes
+                break
+            if went_on:
                 continue
         if fitting and not match.placed and not placed(turn, match) and not ctx.pressing:
             # A piece in hand that no one saw land may still be on its way. With a clock,
