@@ -30,7 +30,7 @@ from board_ctl.core.position import Position
 from board_ctl.core.shapes import Shape, shape_of, transit
 from board_ctl.core.squares import named_tuple, squares, subsets
 from board_ctl.core.timebase import FOREVER, NEVER, us
-from board_ctl.core.turn import Match, Turn
+from board_ctl.core.turn import Carried, Match, Turn
 
 RELEASED_AFTER = 1.0  # s a legal placement must stand to count as released (FIDE 4.7)
 RELEASED_AFTER_US = us(RELEASED_AFTER)
@@ -346,6 +346,23 @@ def late_choices(turn: Turn, shapes: list[Shape]) -> list[tuple[int, chess.Piece
     if not any(reply.promotion for reply in board.generate_legal_moves(from_mask=board.pawns)):
         return []  # (no promotion of his: the mover's, however late)
     return late
+
+
+def exchange_choices(carried: Carried, move: chess.Move, cutoff: int
+                     ) -> list[tuple[int, chess.PieceType]]:
+    """With a clock, the selector settings among `carried` (the opponent's, his reply read
+    as begun at `cutoff`) made after the promotion `move`'s square emptied at the cutoff
+    and before he lifted a piece of his own: the mover's. The pawn lifted off the square
+    is his hand exchanging it for the new piece (4.6) as likely as the opponent taking it
+    first; and nobody sets the selector for a reply whose piece he has not lifted."""
+    if not carried.selections or not move.promotion:
+        return []
+    square = move.to_square
+    if not any(not placed_ and when == cutoff for when, placed_ in carried.events.get(square, ())):
+        return []  # (his reply began elsewhere)
+    own = min((when for sq, seen in carried.events.items() if sq != square
+               for when, placed_ in seen if not placed_), default=FOREVER)
+    return [(when, piece) for when, piece in carried.selections if when < own]
 
 
 # ---------------------------------------------------------------------- the raw events
@@ -970,9 +987,12 @@ def leave_match(turn: Turn, ctx: Context) -> None:
     match = turn.match
     if match is None:
         return
-    if match not in turn.released:  # one released keeps the time it was first left
+    released = match in turn.released
+    if not released or match.left_at is None:  # (one released keeps when it was first
+        # left, unless it stood again: `explain`)
         match.left_at = burst_start(turn, ctx.changing, ctx.t, ctx.settle)
-        if ctx.t - match.since >= RELEASED_AFTER_US and (match.placed or placed(turn, match)):
+        if (not released and ctx.t - match.since >= RELEASED_AFTER_US
+                and (match.placed or placed(turn, match))):
             turn.released.append(match)  # a piece in hand is not released
     turn.match = None
 
@@ -1013,7 +1033,10 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         key = (full[0].vacated, full[0].filled)
         match = turn.match
         if match is None or match.key != key:
-            if ctx.leaving and answering(turn, ctx):
+            # (With a clock, the board back at a move shown before the press is the
+            # mover's piece put back, his opponent's lift beside it or not: below.)
+            if ctx.leaving and answering(turn, ctx) and not (
+                    ctx.clock_in_use and any(m.key == key for m in turn.seen)):
                 leave_match(turn, ctx)  # the moves seen stand; the lift settles it
                 return AGREES
             standing = match is not None and still_standing(turn, match)
@@ -1032,8 +1055,13 @@ def explain(turn: Turn, ctx: Context) -> Reading:
                 turn.seen = [m for m in turn.seen if m.key != key]
             if again is not None and again in turn.released and not full[0].move.promotion:
                 # Back where it was released: the move stood all along, and what
-                # happened in between was the opponent's (a touch of that piece).
+                # happened in between was the opponent's (a touch of that piece); but
+                # with a clock, before the press, the mover's hand setting his piece
+                # straight (the opponent touches it after the press): his reply starts
+                # when the board next leaves it.
                 turn.match = again
+                if ctx.clock_in_use:
+                    again.left_at = None
             else:
                 turn.match = Match(full, ctx.t)
             turn.seen.append(turn.match)
@@ -1110,11 +1138,15 @@ def reply_to_the_move_standing(turn: Turn, ctx: Context) -> Reading | None:
 def answering(turn: Turn, ctx: Context) -> bool:
     """An opponent's piece already leaving: what just landed may be his, a slid piece
     closing the next square's switch before its own opens (a neighbouring square: a piece
-    far away leaving is his reply begun, and what landed is the mover's)."""
+    far away leaving is his reply begun, and what landed is the mover's). A square that
+    began opening more than SLIDE_GAP after the landing did not hold the piece that landed
+    (a slid piece straddles two squares for tens of ms): it is still settling only because
+    the landing's debounce outlasted the gap."""
     board = turn.position.board
     leaving = ctx.leaving & board.occupied_co[not board.turn]
     if leaving and ctx.changing is not None:
         leaving &= chess.BB_KING_ATTACKS[ctx.changing]
+        leaving = _left_by(turn, leaving, ctx.t + SLIDE_GAP_US, ctx.settle)
     if not leaving:
         return False
     if any(placed(turn, m) for m in turn.seen):
@@ -1125,6 +1157,16 @@ def answering(turn: Turn, ctx: Context) -> bool:
     return (not ctx.clock_in_use and ctx.changing is not None
             and any(traceless(turn, m) for m in turn.seen)
             and _slid_from(turn, leaving, ctx.t))
+
+
+def _left_by(turn: Turn, leaving: chess.Bitboard, by: int, settle: int) -> chess.Bitboard:
+    """The squares of `leaving` whose lift, still settling, began no later than `by`."""
+    left = 0
+    for square in chess.scan_forward(leaving):
+        seen = turn.events_on.get(square)
+        if seen and burst_start(turn, square, seen[-1][0], settle) <= by:
+            left |= chess.BB_SQUARES[square]
+    return left
 
 
 def still_standing(turn: Turn, match: Match) -> bool:

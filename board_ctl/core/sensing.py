@@ -250,16 +250,31 @@ class Sensing:
         happened from then on is his (touches, raw events, a selector set)."""
         game = self.game
         carried = game.turn.split_at(answer.cutoff)
-        late = [] if game.clock_in_use else infer.late_choices(game.turn, answer.fitting)
-        if late:  # (the opponent's choice made early: his, like what follows the cutoff)
-            game.turn.selections = [s for s in game.turn.selections if s not in late]
-            carried.selections[:0] = late
+        # (his press still to come: the clock has not been switched to the opponent)
+        unpressed = game.game_clock.running_side != (not game.board.turn)
+        if game.clock_in_use:
+            mine = infer.exchange_choices(carried, answer.fitting[0].move, answer.cutoff)
+            if mine:  # (the mover's promotion choice, made as he exchanged the pawn)
+                carried.selections = [s for s in carried.selections if s not in mine]
+                game.turn.selections += mine
+        else:
+            late = infer.late_choices(game.turn, answer.fitting)
+            if late:  # (the opponent's choice made early: his, like what follows the cutoff)
+                game.turn.selections = [s for s in game.turn.selections if s not in late]
+                carried.selections[:0] = late
         self.completion.commit(answer.fitting, answer.match.since, guess=answer.guess,
                                uncertain=answer.others)
         if game.result is None:
             turn = game.turn
             turn.adopt(carried, turn.position.occupied & ~game.occupied, t,
                        self.debouncer.settle)
+            if game.clock_in_use and unpressed and turn.touched:
+                # Before the mover's press his hand may still be setting his piece
+                # straight: a lift of the piece he just moved is no touch of his
+                # opponent's (the sensors cannot tell whose hand it was).
+                moved = answer.fitting[0].filled
+                turn.touched = [(when, sq) for when, sq in turn.touched
+                                if not moved & chess.BB_SQUARES[sq]]
             self.explain(t)
 
     def explained(self, t: int) -> None:
