@@ -125,6 +125,13 @@ def check_physics(behaviour: str, r: RenderedGame) -> None:
         check_illegal_castling(r, staged[0].ply)
     elif behaviour == "blitz-scramble":
         check_blitz(r)
+    elif behaviour == "set-straight-scramble":
+        check_blitz(r)
+        straightened = [p for p in r.plies if any(n.startswith("straightened:")
+                                                  for n in p.notes)]
+        assert straightened
+        for trace in straightened:
+            check_straightened(r, trace.ply)
     else:
         raise AssertionError(f"no physics check for {behaviour}")
 
@@ -391,9 +398,35 @@ def check_blitz(r: RenderedGame) -> None:
             lines = ply_lines(r, trace.ply)
             previous = ply_lines(r, trace.ply - 1)
             press = [o["t"] for o in previous if o["ev"] == "clock"]
-            first = next(o for o in lines if "sq" in o)
+            # (begun: a piece lifted, or the selector set for a promotion first)
+            first = next(o for o in lines if "sq" in o or o["ev"] == "promote")
             if press and lines[0]["ev"] != "clock":
                 assert 0 < first["t"] - press[-1] <= 0.200 + SLACK
+
+
+def check_straightened(r: RenderedGame, ply: int) -> None:
+    """The mover's piece, on its square, lifted 0.1-1.5 s after the move's last change
+    (its bounce aside) and put back there 40-400 ms later, before his press (each change
+    with its bounce, 8 ms at most)."""
+    square = chess.square_name(r.moves[ply].to_square)
+    mover = "white" if board_before(r, ply).turn == chess.WHITE else "black"
+    lines = ply_lines(r, ply)
+    press = next((o["t"] for o in lines if o["ev"] == "clock" and o["side"] == mover),
+                 None)
+    bursts: list[dict] = []  # the first event of each change of the square
+    last = None
+    for o in lines:
+        if o.get("sq") == square and (press is None or o["t"] < press):
+            if last is None or o["t"] - last > 0.010:
+                bursts.append(o)
+            last = o["t"]
+    lifted, back = bursts[-2:]
+    assert (lifted["ev"], back["ev"]) == ("lift", "place"), bursts
+    # (after the move's last change: castling's rook may follow the king; a piece pushed
+    # onto its victim lands unseen, up to 0.8 s (its carry, the push) after its lift)
+    done = max(o["t"] for o in lines if "sq" in o and o["t"] < lifted["t"])
+    assert 0.1 - SLACK <= lifted["t"] - done <= 1.5 + 0.8 + 0.010 + SLACK
+    assert 0.040 - SLACK <= back["t"] - lifted["t"] <= 0.400 + 0.010 + SLACK
 
 
 def check_early_lift(r: RenderedGame, ply: int) -> None:

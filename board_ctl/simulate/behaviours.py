@@ -105,6 +105,12 @@ _VIOLATION_TEXT = {
 _VIOLATION_ALERT = {"touch-move-enemy": "touch-move", "knocked-during-move": "position-mismatch",
                     "knocked-over-the-press": "position-mismatch"}
 
+_SCRAMBLE = RenderStyle(time_control=BLITZ, think=(0.05, 2.5), long_think_prob=0.03,
+                        long_think=(3.0, 12.0), hand=(0.08, 0.5), king_hand=(0.06, 0.25),
+                        clock_delay=(0.08, 0.4), idle_lift_prob=0.0, early_lift_prob=0.5,
+                        early_lift=(0.0, 0.100), recapture_think=(0.0, 0.200),
+                        bounce_prob=0.5, capture_styles=(0.2, 0.3, 0.3, 0.2))
+
 _LIST: list[Behaviour] = [
     Behaviour("clean", "the default player: thinking 0.3-8 s (5 % 8-40 s), pieces carried "
               "0.2-1.5 s or slid with 15-70 ms blips, contact bounce, every order of "
@@ -172,12 +178,13 @@ _LIST: list[Behaviour] = [
               "60-250 ms, presses 80-400 ms after the placement; half the time the "
               "opponent's first lift 0-100 ms BEFORE the press (80-150 ms after the "
               "release at the earliest); recaptures begun 0-200 ms after the press", "the game; no alert",
-              RenderStyle(time_control=BLITZ, think=(0.05, 2.5), long_think_prob=0.03,
-                          long_think=(3.0, 12.0), hand=(0.08, 0.5), king_hand=(0.06, 0.25),
-                          clock_delay=(0.08, 0.4), idle_lift_prob=0.0, early_lift_prob=0.5,
-                          early_lift=(0.0, 0.100), recapture_think=(0.0, 0.200),
-                          bounce_prob=0.5, capture_styles=(0.2, 0.3, 0.3, 0.2)),
-              clock_modes=(True,), profile="blitz", new=True),
+              _SCRAMBLE, clock_modes=(True,), profile="blitz", new=True),
+    Behaviour("set-straight-scramble", "blitz-scramble, and half the moves the mover lifts "
+              "the piece he just put down 0.1-1.5 s after it landed (released or not, "
+              "4.7) and puts it back 40-400 ms later, before his press",
+              "the game; no alert (his own piece, his move not completed)",
+              dataclasses.replace(_SCRAMBLE, straighten_prob=0.5), clock_modes=(True,), profile="blitz",
+              new=True),
 ]
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in _LIST}
 NEW_BEHAVIOURS = tuple(b.name for b in _LIST if b.new)

@@ -116,6 +116,11 @@ class RenderStyle:
     recapture_think: tuple[float, float] | None = None
     # Lift to place of a king's step (None: `hand`): the king shuffles of a scramble.
     king_hand: tuple[float, float] | None = None
+    # The mover setting the piece he just put down straight before his press: lifted
+    # `straighten_after` s after it landed, put back `straighten_hold` s later.
+    straighten_prob: float = 0.0
+    straighten_after: tuple[float, float] = (0.1, 1.5)
+    straighten_hold: tuple[float, float] = (0.04, 0.4)
 
 
 @dataclass(frozen=True)
@@ -899,6 +904,7 @@ class Renderer:
             mover = self.board.turn
             self.board.push(move)
             if not self.pressed and self._press_clock(is_last=i == len(self.moves) - 1):
+                self._straighten(move, hooked=hook is not None)
                 self.pause(*self.style.clock_delay)
                 if not self._lift_before_the_press(mover, i + 1 in hooks):
                     self.clock(mover)
@@ -913,6 +919,19 @@ class Renderer:
             )
         self._game_end()
         return traces
+
+    def _straighten(self, move: chess.Move, hooked: bool) -> None:
+        """Before his press, the mover may lift the piece he just put down (the king,
+        castling) and put it back on its square, setting it straight."""
+        s = self.style
+        if (s.straighten_prob <= 0 or hooked or self.selector_after_press is not None
+                or self.rng.random() >= s.straighten_prob):
+            return
+        self.pause(*s.straighten_after)
+        self.lift(move.to_square)
+        self.pause(*s.straighten_hold)
+        self.place(move.to_square)
+        self.notes.append(f"straightened:{chess.square_name(move.to_square)}")
 
     def _lift_before_the_press(self, mover: chess.Color, next_hooked: bool) -> bool:
         """In a scramble the opponent may lift his first piece `early_lift` before the
