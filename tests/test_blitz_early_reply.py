@@ -92,17 +92,24 @@ def test_the_piece_exchanged_for_the_pawn_is_the_one_chosen(colour: str, piece: 
 STRAIGHTENED = "4k3/8/3p4/8/8/5N2/8/4K3 w - - 0 1"  # d6 can go on, or take on e5
 
 
+def knight_back(stood: float, away: float, lift: float, press: float,
+                bounce: bool = False) -> str:
+    """Nf3-e5, standing `stood` s, lifted and back on e5 `away` s later; d6 lifted `lift`
+    s after that (before it, when negative); White's press `press` s after the later."""
+    if lift >= 0:
+        hand = f"@{away} {landing('e5', bounce)} @{lift} -d6"
+    else:
+        hand = f"@{away + lift} -d6 @{-lift} +e5"
+    return f"-f3 @0.4 +e5 @{stood} -e5 {hand} @{press} Cw"
+
+
 @pytest.mark.parametrize("colour", COLOURS)
 @pytest.mark.parametrize("stood", [0.6, 1.3])  # (1.3: released, 4.7, before it was lifted)
 @pytest.mark.parametrize("press", PRESS_AFTER)
 @pytest.mark.parametrize("lift", REPLY_LIFT)
 def test_the_mover_setting_his_piece_straight_before_his_press_is_no_touch_of_the_opponent(
         colour: str, stood: float, press: float, lift: float) -> None:
-    if lift >= 0:
-        hand = f"@0.3 {landing('e5', lift > 0.04)} @{lift} -d6 @{press}"
-    else:
-        hand = f"@{0.3 + lift} -d6 @{-lift} +e5 @{press + lift}"
-    script = f"-f3 @0.4 +e5 @{stood} -e5 {hand} Cw @0.3 +d5 @0.3 Cb"
+    script = f"{knight_back(stood, 0.3, lift, press, bounce=lift > 0.04)} @0.3 +d5 @0.3 Cb"
     outcome = run(script, STRAIGHTENED, colour)
     assert outcome.sans[:2] == (["Ne5", "d5"] if colour == "white" else ["Ne4", "d4"])
     assert outcome.alerts == []
@@ -114,11 +121,7 @@ def test_the_mover_setting_his_piece_straight_before_his_press_is_no_touch_of_th
 @pytest.mark.parametrize("slide", [-0.02, 0.0, 0.02, 0.05])  # d6 opening after e5 closed
 def test_the_opponent_who_took_the_piece_first_and_slid_his_own_on_has_his_capture(
         colour: str, stood: float, press: float, slide: float) -> None:
-    if slide >= 0:
-        hand = f"+e5 @{slide} -d6 @{press}"
-    else:
-        hand = f"-d6 @{-slide} +e5 @{press}"
-    script = f"-f3 @0.4 +e5 @{stood} -e5 @0.5 {hand} Cw @0.5 Cb"
+    script = f"{knight_back(stood, 0.5, slide, press)} @0.5 Cb"
     outcome = run(script, STRAIGHTENED, colour)
     assert outcome.sans[:2] == (["Ne5", "dxe5"] if colour == "white" else ["Ne4", "dxe4"])
     assert outcome.alerts == []
