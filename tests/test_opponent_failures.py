@@ -173,6 +173,7 @@ def test_an_engine_that_fails_to_start_leaves_no_process(
     assert not processes(str(engines))
 
 
+@pytest.mark.slow  # (about 2 s: the close waits out QUIT_TIMEOUT before ending the group)
 def test_closing_ends_an_engine_started_through_a_script(engines: Path) -> None:
     """The engine is a shell script's child (no exec): its whole process group ends."""
     engine, _ = thread(EngineSettings(engine=str(engines / "wrapper.sh")))
