@@ -120,6 +120,7 @@ HOSTILE: list[tuple[str, bytes]] = [
 ]
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_every_hostile_command_is_answered_and_the_link_goes_on(
         hall: tuple[Broker, Station, LiveBoard]) -> None:
     """Issue 17 §1.1: a cmd/result whose `game` is an integer of 5,000 digits (or an

@@ -8,6 +8,7 @@ import io
 from pathlib import Path
 
 import paho.mqtt.client as mqtt
+import pytest
 
 from board_ctl.hall.replayhall import HallBoardSpec, ReplayHall
 from board_ctl.sensorlog import read_sensor_log
@@ -17,6 +18,7 @@ from servicekit import render
 USERS = {"arbiter": "arb-secret", "b1": "b1-secret", "b2": "b2-secret"}
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_a_board_publishes_a_game_again_when_the_station_asks(tmp_path: Path) -> None:
     broker = Broker(tmp_path / "broker", USERS).start()
     station = Station(broker)

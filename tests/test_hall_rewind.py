@@ -63,6 +63,7 @@ def played(hall: ReplayHall, station: Station) -> int:
     return plies
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_a_board_that_lost_its_connection_sends_again_only_what_the_broker_may_have_lost(
         tmp_path: Path) -> None:
     broker = Broker(tmp_path / "broker", USERS).start()
@@ -96,6 +97,7 @@ def test_a_board_that_lost_its_connection_sends_again_only_what_the_broker_may_h
         broker.stop()
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_a_broker_that_lost_the_session_gets_the_whole_game_again(tmp_path: Path) -> None:
     broker = Broker(tmp_path / "broker", USERS).start()
     proxy = CutProxy(broker.port)  # (the board comes back once the station is back)
@@ -162,6 +164,7 @@ def test_connections_cut_again_and_again_mid_game_lose_and_disorder_nothing(
         broker.stop()
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_a_message_the_connection_does_not_take_is_sent_again_with_all_after_it(
         tmp_path: Path) -> None:
     """The connection refuses a publish now and then (as it does between losing its

@@ -298,6 +298,7 @@ def test_the_caps_are_configured_in_livechess() -> None:
         parse_config("[livechess]\nmax_subscriptions = 0\n")
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_closed_connections_leave_nothing_for_a_later_collection(rig: Rig) -> None:
     """A closed connection's asyncio transport is in a reference cycle (its read
     callback); hundreds of them pin the allocator's memory until a full collection.

@@ -258,6 +258,7 @@ def cut_mid_move(games: range, behaviour: str, cuts_per_ply: int, every: int = 1
     return cuts, silent
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_a_real_game_cut_mid_move_is_never_a_move_short_in_silence() -> None:
     cuts, silent = cut_mid_move(range(106, 107), "slow-slide", cuts_per_ply=1, every=3)
     assert cuts >= 60

@@ -319,6 +319,7 @@ def test_castling_is_king_first() -> None:
     assert styles == {"castle:one-hand", "castle:both-lifted"}
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_en_passant_changes_three_squares() -> None:
     games = games_with(lambda b, m: b.is_en_passant(m))
     orders = set()

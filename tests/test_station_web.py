@@ -330,6 +330,7 @@ def test_clock_correction(setup) -> None:  # type: ignore[no-untyped-def]
     assert bad.status_code == 400 and "not a time" in bad.json()["error"]
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_pairings_imported_sent_to_boards_between_games(setup) -> None:  # type: ignore[no-untyped-def]
     client, station, hallway = setup
     token = login(client)
@@ -398,6 +399,7 @@ def test_the_feed_starts_with_a_snapshot_and_follows_moves(setup) -> None:  # ty
             f"2. {hallway.boards['b02'].sans[2]}"
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_a_feed_ends_after_its_lifetime_and_gives_its_place_back(tmp_path: Path) -> None:
     """Issue 17 §1.6: a feed is not held for ever. It ends after its lifetime (the
     browser reconnects, from a fresh snapshot), and its place is free again: with one
