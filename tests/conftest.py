@@ -7,11 +7,20 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 from typing import NoReturn
 
 import chess.pgn
 import pytest
+
+if sys.dont_write_bytecode:
+    # PYTHONDONTWRITEBYTECODE (some sandboxes set it) would have every run compile each
+    # module and rewrite every test's asserts again, in each worker: about 10 s of the
+    # fast subset. Keep the compiled files in pytest's own cache directory instead, out
+    # of the source tree. (This process only: the programs tests start are left alone.)
+    sys.pycache_prefix = str(Path(__file__).resolve().parents[1] / ".pytest_cache" / "pycache")
+    sys.dont_write_bytecode = False
 
 
 def missing_tool(message: str) -> NoReturn:
