@@ -1033,10 +1033,12 @@ def explain(turn: Turn, ctx: Context) -> Reading:
         key = (full[0].vacated, full[0].filled)
         match = turn.match
         if match is None or match.key != key:
-            # (With a clock, the board back at a move shown before the press is the
-            # mover's piece put back, his opponent's lift beside it or not: below.)
+            # (With a clock, the board back at a move whose piece was seen standing is,
+            # before the press, the mover's piece put back, his opponent's lift beside it
+            # or not: below.)
             if ctx.leaving and answering(turn, ctx) and not (
-                    ctx.clock_in_use and any(m.key == key for m in turn.seen)):
+                    ctx.clock_in_use and any(m.key == key and (m.placed or placed(turn, m))
+                                             for m in turn.seen)):
                 leave_match(turn, ctx)  # the moves seen stand; the lift settles it
                 return AGREES
             standing = match is not None and still_standing(turn, match)
@@ -1139,14 +1141,15 @@ def answering(turn: Turn, ctx: Context) -> bool:
     """An opponent's piece already leaving: what just landed may be his, a slid piece
     closing the next square's switch before its own opens (a neighbouring square: a piece
     far away leaving is his reply begun, and what landed is the mover's). A square that
-    began opening more than SLIDE_GAP after the landing did not hold the piece that landed
+    began opening more than SLIDE_GAP after a landing did not hold the piece that landed
     (a slid piece straddles two squares for tens of ms): it is still settling only because
     the landing's debounce outlasted the gap."""
     board = turn.position.board
     leaving = ctx.leaving & board.occupied_co[not board.turn]
     if leaving and ctx.changing is not None:
         leaving &= chess.BB_KING_ATTACKS[ctx.changing]
-        leaving = _left_by(turn, leaving, ctx.t + SLIDE_GAP_US, ctx.settle)
+        if leaving and ctx.occupied & chess.BB_SQUARES[ctx.changing]:  # (a landing)
+            leaving = _left_by(turn, leaving, ctx.t + SLIDE_GAP_US, ctx.settle)
     if not leaving:
         return False
     if any(placed(turn, m) for m in turn.seen):
