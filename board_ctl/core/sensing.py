@@ -251,7 +251,7 @@ class Sensing:
         game = self.game
         carried = game.turn.split_at(answer.cutoff)
         # (his press still to come: the clock has not been switched to the opponent)
-        unpressed = game.game_clock.running_side != (not game.board.turn)
+        unpressed = game.clock_in_use and game.game_clock.running_side != (not game.board.turn)
         if game.clock_in_use:
             mine = infer.exchange_choices(carried, answer.fitting[0].move, answer.cutoff)
             if mine:  # (the mover's promotion choice, made as he exchanged the pawn)
@@ -268,7 +268,7 @@ class Sensing:
             turn = game.turn
             turn.adopt(carried, turn.position.occupied & ~game.occupied, t,
                        self.debouncer.settle)
-            if game.clock_in_use and unpressed and turn.touched:
+            if unpressed and turn.touched:
                 # Before the mover's press his hand may still be setting his piece
                 # straight: a lift of the piece he just moved is no touch of his
                 # opponent's (the sensors cannot tell whose hand it was).

@@ -183,8 +183,8 @@ _LIST: list[Behaviour] = [
               "the piece he just put down 0.1-1.5 s after it landed (released or not, "
               "4.7) and puts it back 40-400 ms later, before his press",
               "the game; no alert (his own piece, his move not completed)",
-              dataclasses.replace(_SCRAMBLE, straighten_prob=0.5), clock_modes=(True,), profile="blitz",
-              new=True),
+              dataclasses.replace(_SCRAMBLE, straighten_prob=0.5), clock_modes=(True,),
+              profile="blitz", new=True),
 ]
 BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in _LIST}
 NEW_BEHAVIOURS = tuple(b.name for b in _LIST if b.new)
