@@ -13,6 +13,7 @@ import random
 from collections.abc import Iterator
 
 import chess
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -156,6 +157,7 @@ def check_answers(board: chess.Board, rng: random.Random) -> None:
             assert infer.answers(turn, line, occ) == expected, (board.fen(), move, hex(occ))
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_answers_without_making_the_move() -> None:
     rng = random.Random(3)
     for fen in SPECIAL:
@@ -226,6 +228,7 @@ def test_moves_by_square_in_real_games() -> None:
         check_moves_onto_each_square(board)
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 2**32 - 1))
 def test_moves_by_square_in_random_games(seed: int) -> None:

@@ -140,6 +140,7 @@ def test_bounce_density_in_real_games_costs_nothing(density: int) -> None:
     assert failures == []
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.tuples(st.sampled_from(["settled"] * 12 + ["explained"]), st.integers(0, 1),
                           st.one_of(st.integers(0, 450_000), st.integers(0, 2_000_000),

@@ -368,6 +368,7 @@ def test_promotions_and_selector() -> None:
     assert notes == {"before-lift", "in-hand", "after-placement", "default-queen"}
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_a_selector_after_the_press_follows_the_press_within_250_ms() -> None:
     games = games_with(lambda b, m: m.promotion is not None)[:20]
     style = RenderStyle(promote_timings=(0.0, 0.0, 0.0, 1.0), queen_default_prob=0.0,

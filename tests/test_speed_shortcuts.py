@@ -212,6 +212,7 @@ SELECTIONS = st.lists(st.tuples(WHEN, st.sampled_from([2, 5])), max_size=1)
 RARELY = st.sampled_from([False, False, False, True])  # (each way off the common case)
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 @settings(max_examples=400, deadline=None)
 @given(data=st.data(), square=SQUARES_NEAR, after_e4=st.booleans())
 def test_a_reply_begun_is_adopted_as_the_long_way(data: st.DataObject, square: chess.Square,

@@ -147,6 +147,7 @@ def test_no_response_may_be_framed_and_each_carries_the_policy(setup) -> None:  
         assert answer.headers["x-content-type-options"] == "nosniff"
 
 
+@pytest.mark.slow  # (over 1 s: the fast subset stays under 90 s)
 def test_the_diagrams_of_real_games_need_no_style_beyond_the_policy() -> None:
     """The CSP allows the diagram's style attributes by their hashes: every diagram a
     real game gives (each position, last move, check, alert squares) uses only those."""
